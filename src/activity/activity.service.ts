@@ -1,0 +1,52 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable } from '@nestjs/common';
+import type { Actor } from '../auth/principal';
+import { Clock } from '../common/clock';
+import { ActivityEventEntity } from './activity-event.entity';
+
+const ACTIONS: Record<string, string> = {
+  CREATED: 'created',
+  UPDATED: 'updated',
+  DELETED: 'deleted',
+  ADDED: 'added',
+  REMOVED: 'removed',
+  REVOKED: 'revoked',
+  PROVISIONED: 'provisioned',
+  CANCELLED: 'cancelled',
+  STARTED: 'started',
+  STOPPED: 'stopped',
+  REPLACED: 'replaced',
+  VALIDATED: 'validated',
+  RECEIVED: 'received',
+};
+
+/** "CLUSTER_CREATED" + subject "production/web" -> "alice created cluster production/web". */
+export function activitySentence(type: string, actor: string, subject?: string): string {
+  const parts = type.split('_');
+  const last = parts[parts.length - 1];
+  const action = ACTIONS[last];
+  const resource = (action ? parts.slice(0, -1) : parts).join(' ').toLowerCase();
+  const verb = action ?? last.toLowerCase();
+  return `${actor} ${verb} ${resource}${subject ? ` ${subject}` : ''}`.trim();
+}
+
+@Injectable()
+export class ActivityService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Writes one event in the current transaction (the request's, or a job's). */
+  async write(organisationId: number, type: string, message: string, actor: Actor): Promise<void> {
+    await this.txHost.tx.getRepository(ActivityEventEntity).insert({
+      organisationId,
+      type,
+      message,
+      actorIdentity: actor.identity,
+      actorUsername: actor.username,
+      createdAt: this.clock.now(),
+    });
+  }
+}

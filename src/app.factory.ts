@@ -1,0 +1,127 @@
+import { ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { randomBytes } from 'crypto';
+import * as fs from 'fs';
+import { Logger as PinoLogger } from 'nestjs-pino';
+import * as path from 'path';
+import { Client } from 'pg';
+import { AppModule } from './app.module';
+import { AppConfig, ConfigValidationError } from './config/app-config';
+import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
+import { flattenValidationErrors, GlobalExceptionFilter, toErrorResponse, ValidationFailedException } from './common/errors';
+
+export interface RunningApp {
+  app: NestFastifyApplication;
+  embedded?: EmbeddedDatabase;
+  /** Closes the app (finishing in-flight requests) and then the embedded database. */
+  close(): Promise<void>;
+}
+
+const EMBEDDED_DB_NAME = 'cluster_management';
+
+async function ensureDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await client.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** With the embedded database and no key configured, a key file is generated once under DATA_DIR. */
+function resolveEncryptionKey(config: AppConfig): void {
+  if (config.CREDENTIALS_ENCRYPTION_KEY) return;
+  if (!config.embeddedDatabase) {
+    throw new ConfigValidationError(
+      'Invalid configuration:\n  CREDENTIALS_ENCRYPTION_KEY is required when DATABASE_URL is set (32 bytes as 64 hex characters or base64).',
+    );
+  }
+  const file = path.resolve(config.DATA_DIR, 'credentials.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600 });
+  }
+  config.CREDENTIALS_ENCRYPTION_KEY = fs.readFileSync(file, 'utf8').trim();
+}
+
+export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Cluster Management Service')
+    .setDescription(
+      'Control-plane API for organisations managing container-orchestration clusters. ' +
+        'Authenticate with `Authorization: Token <personal access token>` or `Authorization: Bearer <PAT or OIDC token>`. ' +
+        'Errors share one body: {timestamp, status, error, message, path, errors?}. ' +
+        'Paged lists take page (0-based), size (default 50, clamped to 500) and sort=property,asc|desc.',
+    )
+    .setVersion('1.0.0')
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A personal access token or an OIDC access token' }, 'bearer')
+    .addSecurityRequirements('token')
+    .addSecurityRequirements('bearer');
+  return SwaggerModule.createDocument(app, builder.build());
+}
+
+export async function createApp(config: AppConfig, options: { quiet?: boolean } = {}): Promise<RunningApp> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl = config.DATABASE_URL;
+  resolveEncryptionKey(config);
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(config.DATA_DIR);
+    databaseUrl = await ensureDatabase(embedded.url, EMBEDDED_DB_NAME);
+  }
+  try {
+    const adapter = new FastifyAdapter({
+      trustProxy: config.TRUST_PROXY,
+      bodyLimit: config.BODY_LIMIT_BYTES,
+      // Fastify's own error and 404 answers use the service's error body.
+      return503OnClosing: true,
+    });
+    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
+      bufferLogs: true,
+      logger: options.quiet ? false : undefined,
+    });
+    if (!options.quiet) app.useLogger(app.get(PinoLogger));
+    else app.useLogger(false);
+    app.useGlobalPipes(
+      new ValidationPipe({
+        whitelist: true,
+        forbidNonWhitelisted: true,
+        transform: true,
+        transformOptions: { enableImplicitConversion: false },
+        exceptionFactory: (errors) => new ValidationFailedException(flattenValidationErrors(errors)),
+      }),
+    );
+    app.useGlobalFilters(new GlobalExceptionFilter());
+    const fastify = app.getHttpAdapter().getInstance();
+    fastify.setErrorHandler((err, request, reply) => {
+      const { status, body } = toErrorResponse(err, request.url.split('?')[0]);
+      void reply.status(status).send(body);
+    });
+    const document = buildOpenApiDocument(app);
+    SwaggerModule.setup('swagger-ui', app, document, {
+      jsonDocumentUrl: 'v3/api-docs',
+      yamlDocumentUrl: 'v3/api-docs.yaml',
+      swaggerOptions: { persistAuthorization: true },
+    });
+    await app.init();
+    await fastify.ready();
+    return {
+      app,
+      embedded,
+      async close() {
+        await app.close();
+        if (embedded) await embedded.stop();
+      },
+    };
+  } catch (e) {
+    if (embedded) await embedded.stop();
+    throw e;
+  }
+}

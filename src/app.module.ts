@@ -1,0 +1,39 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { LoggerModule } from 'nestjs-pino';
+import { AuditModule } from './audit/audit.module';
+import { AuthModule } from './auth/auth.module';
+import { CatalogModule } from './catalog/catalog.module';
+import { CommonModule } from './common/common.module';
+import { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { loggerOptions } from './logging';
+import { TokensModule } from './tokens/tokens.module';
+import { UsersModule } from './users/users.module';
+
+/** Feature modules, one per bounded context (DESIGN.md section 1). */
+const FEATURE_MODULES = [
+  TokensModule,
+  UsersModule,
+  HealthModule,
+  CatalogModule,
+];
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        CommonModule,
+        DatabaseModule.forRoot(databaseUrl),
+        AuditModule,
+        AuthModule,
+        ...FEATURE_MODULES,
+      ],
+    };
+  }
+}

@@ -1,0 +1,42 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable } from '@nestjs/common';
+import { activitySentence, ActivityService } from '../activity/activity.service';
+import type { Actor } from '../auth/principal';
+import { Clock } from '../common/clock';
+import { AuditEventEntity } from './audit-event.entity';
+import type { AuditEntry } from './audit-recorder';
+
+/** Writes audit rows, and the matching activity event, in the caller's transaction. */
+@Injectable()
+export class AuditService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly activity: ActivityService,
+  ) {}
+
+  async write(entry: AuditEntry, actor: Actor): Promise<void> {
+    await this.txHost.tx.getRepository(AuditEventEntity).insert({
+      type: entry.type,
+      actorId: actor.id,
+      actorUsername: actor.username,
+      organisationId: entry.organisation?.id ?? null,
+      organisationSlug: entry.organisation?.slug ?? null,
+      environmentId: entry.environment?.id ?? null,
+      environmentSlug: entry.environment?.slug ?? null,
+      clusterId: entry.cluster?.id ?? null,
+      clusterSlug: entry.cluster?.slug ?? null,
+      clusterNodePoolId: entry.nodePool?.id ?? null,
+      clusterNodePoolName: entry.nodePool?.name ?? null,
+      cloudAccountName: entry.cloudAccountName ?? null,
+      referencedEntityIdentity: entry.referencedEntityIdentity ?? null,
+      details: (entry.details ?? {}) as never,
+      createdAt: this.clock.now(),
+    });
+    if (entry.organisation) {
+      const message = entry.message ?? activitySentence(entry.type, actor.username, entry.subject);
+      await this.activity.write(entry.organisation.id, entry.type, message, actor);
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { PassportModule } from '@nestjs/passport';
+import { TokensModule } from '../tokens/tokens.module';
+import { UsersModule } from '../users/users.module';
+import { ApiAuthGuard } from './auth.guard';
+import { BootstrapAdminService } from './bootstrap-admin.service';
+import { CredentialStrategy } from './credential.strategy';
+import { OidcVerifier } from './oidc-verifier.service';
+import { OrganisationAccessGuard } from './organisation-access';
+
+@Module({
+  imports: [PassportModule, TokensModule, UsersModule],
+  providers: [
+    OidcVerifier,
+    CredentialStrategy,
+    BootstrapAdminService,
+    // Order matters: authenticate first, then resolve the organisation role.
+    { provide: APP_GUARD, useClass: ApiAuthGuard },
+    { provide: APP_GUARD, useClass: OrganisationAccessGuard },
+  ],
+})
+export class AuthModule {}

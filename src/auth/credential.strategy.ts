@@ -1,0 +1,41 @@
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { PassportStrategy } from '@nestjs/passport';
+import type { FastifyRequest } from 'fastify';
+import { Strategy } from 'passport-custom';
+import { TokensService } from '../tokens/tokens.service';
+import { UsersService } from '../users/users.service';
+import { OidcVerifier } from './oidc-verifier.service';
+import type { Principal } from './principal';
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * One passport strategy for the Authorization header:
+ * `Token <pat>`, `Bearer <pat>` and `Bearer <jwt>` (OIDC).
+ */
+@Injectable()
+export class CredentialStrategy extends PassportStrategy(Strategy, 'credential') {
+  constructor(
+    private readonly tokens: TokensService,
+    private readonly oidc: OidcVerifier,
+    private readonly users: UsersService,
+  ) {
+    super();
+  }
+
+  async validate(req: FastifyRequest): Promise<Principal> {
+    const header = req.headers.authorization;
+    if (!header) throw new UnauthorizedException('Authentication required: send Authorization: Token <personal access token> or Bearer <token>.');
+    const match = /^(Token|Bearer)\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthorizedException('The Authorization header must be "Token <pat>" or "Bearer <token>".');
+    const scheme = match[1].toLowerCase();
+    const credential = match[2];
+    if (scheme === 'bearer' && JWT_SHAPE.test(credential)) {
+      const claims = await this.oidc.verify(credential);
+      const user = await this.users.findOrCreateFromOidc(claims);
+      return { user, kind: 'oidc' };
+    }
+    const { user, token } = await this.tokens.authenticate(credential, req.ip);
+    return { user, token, kind: 'pat' };
+  }
+}

@@ -1,0 +1,103 @@
+import {
+  CanActivate,
+  createParamDecorator,
+  ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  SetMetadata,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { OrganisationEntity } from '../organisations/organisation.entity';
+import {
+  OrganisationMemberEntity,
+  OrganisationRole,
+  roleAtLeast,
+} from '../organisations/organisation-member.entity';
+import type { Principal } from './principal';
+
+export interface OrgRoleOptions {
+  /** Path parameter holding the organisation; slug parameters by default. */
+  identityParam?: string;
+  /** Lets a platform administrator act without being a member (e.g. delete an organisation). */
+  platformAdmin?: boolean;
+}
+interface OrgRoleMeta extends OrgRoleOptions {
+  least: OrganisationRole;
+}
+
+export const ORG_ROLE = 'auth:org-role';
+/** The least organisation role a handler needs; the caller's membership is resolved once per request. */
+export const RequireOrgRole = (least: OrganisationRole, options: OrgRoleOptions = {}) =>
+  SetMetadata(ORG_ROLE, { least, ...options } satisfies OrgRoleMeta);
+
+export interface OrganisationContext {
+  organisation: OrganisationEntity;
+  member: OrganisationMemberEntity | null;
+  role: OrganisationRole;
+}
+
+/** The organisation named in the path and the caller's role in it. */
+export const OrgContext = createParamDecorator((_: unknown, ctx: ExecutionContext): OrganisationContext => {
+  const ctxValue = ctx.switchToHttp().getRequest().organisationContext as OrganisationContext | undefined;
+  if (!ctxValue) throw new Error('OrgContext used on a handler without @RequireOrgRole');
+  return ctxValue;
+});
+
+const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Resolves membership of the organisation in the path. A non-member gets 403 whether or not the
+ * organisation exists, so slugs do not leak. Platform administrators may read every organisation.
+ */
+@Injectable()
+export class OrganisationAccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly dataSource: DataSource,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const meta = this.reflector.getAllAndOverride<OrgRoleMeta | undefined>(ORG_ROLE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (!meta) return true;
+    const request = context.switchToHttp().getRequest();
+    const principal = request.user as Principal;
+    const params = (request.params ?? {}) as Record<string, string>;
+    let where: string;
+    let value: string | undefined;
+    if (meta.identityParam) {
+      value = params[meta.identityParam];
+      where = 'o.identity = $1';
+      if (!value || !UUID.test(value)) throw this.notMember(value);
+    } else {
+      value = SLUG_PARAMS.map((p) => params[p]).find((v) => v !== undefined);
+      where = 'o.slug = $1';
+    }
+    if (!value) throw this.notMember(value);
+    const org = await this.dataSource.getRepository(OrganisationEntity).createQueryBuilder('o').where(where.replace('$1', ':v'), { v: value }).getOne();
+    const member = org
+      ? await this.dataSource.getRepository(OrganisationMemberEntity).findOne({ where: { organisationId: org.id, userId: principal.user.id } })
+      : null;
+    if (!org) throw this.notMember(value);
+    let role: OrganisationRole | null = member?.role ?? null;
+    if (principal.user.platformAdmin) {
+      // Platform administrators see every organisation; they change one only where a route allows it.
+      if (meta.platformAdmin) role = 'OWNER';
+      else if (!role) role = 'VIEWER';
+    }
+    if (!role) throw this.notMember(value);
+    if (!roleAtLeast(role, meta.least)) {
+      throw new ForbiddenException(`This operation needs the ${meta.least} role in organisation '${org.slug}'; you are ${role}.`);
+    }
+    request.organisationContext = { organisation: org, member, role } satisfies OrganisationContext;
+    return true;
+  }
+
+  private notMember(value: string | undefined): ForbiddenException {
+    return new ForbiddenException(`You are not a member of organisation '${value ?? ''}'.`);
+  }
+}

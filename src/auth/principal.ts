@@ -1,0 +1,31 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { PersonalAccessTokenEntity } from '../tokens/personal-access-token.entity';
+import type { UserEntity } from '../users/user.entity';
+
+/** Who is calling: the user, and the token used when it was a PAT. */
+export interface Principal {
+  user: UserEntity;
+  kind: 'pat' | 'oidc';
+  token?: PersonalAccessTokenEntity;
+}
+
+/** The actor recorded on audit and activity rows; `system` for background work. */
+export interface Actor {
+  id: number | null;
+  identity: string | null;
+  username: string;
+}
+export const SYSTEM_ACTOR: Actor = { id: null, identity: null, username: 'system' };
+export const actorOf = (p: Principal): Actor => ({ id: p.user.id, identity: p.user.identity, username: p.user.username });
+
+export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
+  return ctx.switchToHttp().getRequest().user as Principal;
+});
+
+export const IS_PUBLIC = 'auth:public';
+/** Marks the few routes that need no credential (health, docs). */
+export const Public = () => SetMetadata(IS_PUBLIC, true);
+
+export const PLATFORM_ADMIN_ONLY = 'auth:platform-admin';
+/** Restricts a route (or a controller) to platform administrators. */
+export const PlatformAdminOnly = () => SetMetadata(PLATFORM_ADMIN_ONLY, true);

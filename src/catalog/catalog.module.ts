@@ -1,0 +1,5 @@
+import { Module } from '@nestjs/common';
+import { CatalogLoader } from './catalog-loader.service';
+
+@Module({ providers: [CatalogLoader], exports: [CatalogLoader] })
+export class CatalogModule {}

@@ -1,0 +1,203 @@
+import {
+  ArgumentsHost,
+  Catch,
+  ConflictException,
+  ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import type { ValidationError } from 'class-validator';
+import { QueryFailedError } from 'typeorm';
+
+export class FieldErrorDto {
+  @ApiProperty({ example: 'name' }) field: string;
+  @ApiProperty({ example: 'name must be longer than or equal to 3 characters' }) message: string;
+}
+
+/** The one error body of the service (DESIGN.md section 2). */
+export class ErrorBodyDto {
+  @ApiProperty({ format: 'date-time' }) timestamp: string;
+  @ApiProperty({ example: 400 }) status: number;
+  @ApiProperty({ example: 'Bad Request' }) error: string;
+  @ApiProperty({ example: 'Invalid request: name must be longer than or equal to 3 characters' }) message: string;
+  @ApiProperty({ example: '/api/v1/orgs/acme/environments' }) path: string;
+  @ApiPropertyOptional({ type: [FieldErrorDto] }) errors?: FieldErrorDto[];
+}
+
+/** 400 carrying one entry per offending field. */
+export class ValidationFailedException extends HttpException {
+  constructor(public readonly fieldErrors: FieldErrorDto[], message?: string) {
+    super(
+      message ?? `Invalid request: ${fieldErrors.map((e) => e.message).join('; ')}`,
+      HttpStatus.BAD_REQUEST,
+    );
+  }
+
+  static forField(field: string, message: string): ValidationFailedException {
+    return new ValidationFailedException([{ field, message }]);
+  }
+}
+
+/** Flattens class-validator's nested errors into {field, message} with dotted paths. */
+export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldErrorDto[] {
+  const out: FieldErrorDto[] = [];
+  for (const e of errors) {
+    const field = parent ? `${parent}.${e.property}` : e.property;
+    for (const msg of Object.values(e.constraints ?? {})) {
+      // class-validator names only the leaf property; the dotted path makes nested errors actionable.
+      const text = msg.startsWith(e.property) && parent ? `${parent}.${msg}` : msg;
+      out.push({ field, message: text });
+    }
+    if (e.children?.length) out.push(...flattenValidationErrors(e.children, field));
+  }
+  return out;
+}
+
+export class ServiceUnavailableError extends HttpException {
+  constructor(message = 'The database is unreachable; try again shortly.') {
+    super(message, HttpStatus.SERVICE_UNAVAILABLE);
+  }
+}
+
+const DB_UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: string; message?: string; driverError?: unknown };
+  if (e.code && DB_UNAVAILABLE_CODES.has(e.code)) return true;
+  const msg = e.message ?? '';
+  if (
+    /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|the database system is (starting up|shutting down)|Connection is not established/i.test(
+      msg,
+    )
+  )
+    return true;
+  return e.driverError ? isDatabaseUnavailable(e.driverError) : false;
+}
+
+/** Maps a database error to an HTTP error a client can act on, or null when it is a server fault. */
+export function mapDatabaseError(err: unknown): HttpException | null {
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError();
+  if (err instanceof QueryFailedError) {
+    const code = (err.driverError as { code?: string } | undefined)?.code;
+    const detail = (err.driverError as { detail?: string } | undefined)?.detail;
+    if (code === '23505') return new ConflictException(`A resource with the same unique value already exists${detail ? ` (${detail})` : ''}.`);
+    if (code === '40001' || code === '40P01')
+      return new ConflictException('The resource was changed concurrently; retry the request.');
+    if (code === '57014') return new ServiceUnavailableError('The database did not answer in time; try again shortly.');
+    if (code === '22P02' || code === '22003' || code === '22007' || code === '22008')
+      return new HttpException('Invalid request: a parameter has the wrong format.', HttpStatus.BAD_REQUEST);
+  }
+  return null;
+}
+
+export function reasonPhrase(status: number): string {
+  const known: Record<number, string> = {
+    400: 'Bad Request',
+    401: 'Unauthorized',
+    403: 'Forbidden',
+    404: 'Not Found',
+    405: 'Method Not Allowed',
+    406: 'Not Acceptable',
+    409: 'Conflict',
+    413: 'Payload Too Large',
+    415: 'Unsupported Media Type',
+    422: 'Unprocessable Entity',
+    429: 'Too Many Requests',
+    500: 'Internal Server Error',
+    502: 'Bad Gateway',
+    503: 'Service Unavailable',
+    504: 'Gateway Timeout',
+  };
+  return known[status] ?? (status >= 500 ? 'Internal Server Error' : 'Error');
+}
+
+export function buildErrorBody(status: number, message: string, path: string, errors?: FieldErrorDto[]): ErrorBodyDto {
+  const body: ErrorBodyDto = {
+    timestamp: new Date().toISOString(),
+    status,
+    error: reasonPhrase(status),
+    message,
+    path,
+  };
+  if (errors && errors.length) body.errors = errors;
+  return body;
+}
+
+/** Turns anything thrown into {status, body}; a 500 never carries internals. */
+export function toErrorResponse(
+  exception: unknown,
+  path: string,
+  logger?: Logger,
+): { status: number; body: ErrorBodyDto; headers?: Record<string, string> } {
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    const response = exception.getResponse();
+    let message: string;
+    if (typeof response === 'string') message = response;
+    else {
+      const m = (response as { message?: unknown }).message;
+      message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : exception.message;
+    }
+    const errors = exception instanceof ValidationFailedException ? exception.fieldErrors : undefined;
+    const headers = (exception as { headers?: Record<string, string> }).headers;
+    return { status, body: buildErrorBody(status, message, path, errors), headers };
+  }
+  const mapped = mapDatabaseError(exception);
+  if (mapped) return toErrorResponse(mapped, path, logger);
+
+  // Fastify's own errors (bad JSON, wrong content type, body too large) carry statusCode.
+  const fe = exception as { statusCode?: number; code?: string; message?: string };
+  if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+    return { status: fe.statusCode, body: buildErrorBody(fe.statusCode, fastifyMessage(fe), path) };
+  }
+  logger?.error({ err: exception }, 'Unhandled error');
+  return {
+    status: 500,
+    body: buildErrorBody(500, 'An unexpected error occurred; it has been logged.', path),
+  };
+}
+
+function fastifyMessage(fe: { statusCode?: number; code?: string; message?: string }): string {
+  switch (fe.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return `The request body is not valid JSON: ${fe.message ?? ''}`.trim();
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'Unsupported content type: send the body as application/json.';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'The request body is larger than the service accepts.';
+    default:
+      return fe.message ?? 'Invalid request.';
+  }
+}
+
+@Catch()
+export class GlobalExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('Errors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const reply = ctx.getResponse();
+    const request = ctx.getRequest();
+    const path = String(request?.url ?? '').split('?')[0];
+    const { status, body, headers } = toErrorResponse(exception, path, this.logger);
+    if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+    reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+}

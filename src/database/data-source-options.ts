@@ -1,0 +1,54 @@
+import * as path from 'path';
+import { types } from 'pg';
+import type { DataSourceOptions } from 'typeorm';
+import { BigintIdSubscriber } from './bigint-id.subscriber';
+import { SnakeNamingStrategy } from './snake-naming.strategy';
+
+// bigint ids stay below 2^53; numbers are what the API exposes as int64.
+types.setTypeParser(20, (v: string) => Number(v));
+types.setTypeParser(1700, (v: string) => Number(v));
+
+export interface DatabaseTuning {
+  poolSize?: number;
+  timeoutMs?: number;
+}
+
+/** One definition of the connection, shared by the app, the migration CLI (ormconfig.ts) and tests. */
+export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {}): DataSourceOptions {
+  const timeoutMs = tuning.timeoutMs ?? 5000;
+  const srcRoot = path.resolve(__dirname, '..');
+  return {
+    type: 'postgres',
+    url,
+    namingStrategy: new SnakeNamingStrategy(),
+    entities: [path.join(srcRoot, '**', '*.entity.{ts,js}')],
+    migrations: [path.join(__dirname, 'migrations', '*.{ts,js}')],
+    subscribers: [BigintIdSubscriber],
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'each',
+    synchronize: false,
+    logging: ['error'],
+    extra: {
+      max: tuning.poolSize ?? 10,
+      connectionTimeoutMillis: timeoutMs,
+      // A statement that hangs (e.g. a lock wait during an outage) is cut off rather than holding the request.
+      statement_timeout: timeoutMs * 2,
+      query_timeout: timeoutMs * 2,
+      idle_in_transaction_session_timeout: timeoutMs * 6,
+      application_name: 'cluster-management-service',
+    },
+  };
+}
+
+/** Runs pending migrations under an advisory lock so replicas starting together apply each once. */
+export async function runMigrationsLocked(ds: import('typeorm').DataSource): Promise<void> {
+  const runner = ds.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock(724001)');
+    await ds.runMigrations({ transaction: 'each' });
+  } finally {
+    await runner.query('SELECT pg_advisory_unlock(724001)').catch(() => undefined);
+    await runner.release();
+  }
+}

@@ -1,0 +1,39 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { ClsPluginTransactional } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ClsModule } from 'nestjs-cls';
+import { DataSource } from 'typeorm';
+import { AppConfig } from '../config/app-config';
+import { buildDataSourceOptions, runMigrationsLocked } from './data-source-options';
+
+/** TypeORM on the resolved database URL, migrations applied at start, and the request-scoped transaction context. */
+@Module({})
+export class DatabaseModule {
+  static forRoot(databaseUrl: string): DynamicModule {
+    return {
+      module: DatabaseModule,
+      imports: [
+        TypeOrmModule.forRootAsync({
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            buildDataSourceOptions(databaseUrl, { poolSize: config.DATABASE_POOL_SIZE, timeoutMs: config.DATABASE_TIMEOUT_MS }),
+          dataSourceFactory: async (options) => {
+            const ds = await new DataSource(options!).initialize();
+            await runMigrationsLocked(ds);
+            return ds;
+          },
+        }),
+        ClsModule.forRoot({
+          global: true,
+          middleware: { mount: true },
+          plugins: [
+            new ClsPluginTransactional({
+              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),
+            }),
+          ],
+        }),
+      ],
+    };
+  }
+}

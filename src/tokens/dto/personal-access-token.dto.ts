@@ -1,0 +1,54 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsDateString, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { PAT_TYPES, PatType } from '../personal-access-token.entity';
+
+export class PersonalAccessTokenTypeDto {
+  @ApiProperty({ enum: PAT_TYPES, example: 'FULL_ACCESS', description: 'FULL_ACCESS, or READ_ONLY (GET requests only)' })
+  @IsIn(PAT_TYPES as unknown as string[])
+  name: PatType;
+}
+
+export class ProvisionPersonalAccessTokenRequest {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'ci-pipeline' })
+  @IsOptional() @IsString() @Length(1, 100)
+  name?: string;
+
+  @ApiPropertyOptional({ type: PersonalAccessTokenTypeDto, description: 'Defaults to {"name":"FULL_ACCESS"}' })
+  @IsOptional() @ValidateNested() @Type(() => PersonalAccessTokenTypeDto)
+  type?: PersonalAccessTokenTypeDto;
+
+  @ApiPropertyOptional({
+    example: '203.0.113.7, 10.0.0.0/8',
+    maxLength: 2000,
+    description: 'Comma-separated IP addresses or CIDR ranges the token may be used from',
+  })
+  @IsOptional() @IsString() @Length(0, 2000)
+  ipRestriction?: string;
+
+  @ApiPropertyOptional({
+    format: 'date-time',
+    description: 'Expiry, in the future and at most one year ahead; defaults to PAT_DEFAULT_TTL_DAYS (90) days',
+  })
+  @IsOptional() @IsDateString({ strict: true })
+  expireAt?: string;
+}
+
+export class PersonalAccessTokenResponse {
+  @ApiProperty() active: boolean;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) expireAt: string;
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ nullable: true, type: String }) ipRestriction: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastUsedAt: string | null;
+  @ApiProperty() name: string;
+  @ApiProperty({ format: 'uuid', description: 'Identity of the owning user' }) subject: string;
+  @ApiProperty({ nullable: true, type: String, description: 'The token value: only in the provision response, null afterwards' })
+  token: string | null;
+  @ApiProperty({ type: PersonalAccessTokenTypeDto }) type: PersonalAccessTokenTypeDto;
+}
+
+export class MessageStatusResponse {
+  @ApiProperty({ example: 'Personal access token revoked' }) message: string;
+  @ApiProperty({ example: 200 }) status: number;
+}

@@ -1,0 +1,43 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { PageQueryDto } from '../../common/paging';
+
+export class AddUserRequest {
+  @ApiProperty({ example: 'alice@example.com', maxLength: 254 })
+  @IsEmail({}, { message: 'email must be a valid email address' }) @Length(3, 254)
+  email: string;
+
+  @ApiProperty({ example: 'alice', minLength: 3, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' })
+  @IsString() @Length(3, 64) @Matches(/^[A-Za-z0-9._-]+$/, { message: 'username may contain letters, digits, dot, dash and underscore only' })
+  username: string;
+
+  @ApiPropertyOptional({ description: 'Subject of the user at the OIDC issuer', maxLength: 255 })
+  @IsOptional() @IsString() @Length(1, 255)
+  oidcId?: string;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  canCreateOrganisations?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  platformAdmin?: boolean;
+}
+
+export class UserResponse {
+  @ApiProperty() canCreateOrganisations: boolean;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty() email: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ nullable: true, type: String }) oidcId: string | null;
+  @ApiProperty() username: string;
+}
+
+export class UserSearchQuery extends PageQueryDto {
+  @ApiProperty({ minLength: 3, maxLength: 64, description: 'Username prefix, at least 3 characters' })
+  @IsString() @Length(3, 64, { message: 'username must be at least 3 characters (a prefix of the username)' })
+  username: string;
+}
+
+export class UserSearchResult {
+  @ApiProperty() email: string;
+  @ApiProperty() username: string;
+}

@@ -1,0 +1,119 @@
+import { auditDiff } from '../../src/audit/audit-diff';
+import { activitySentence } from '../../src/activity/activity.service';
+import { ValidationFailedException } from '../../src/common/errors';
+import { addressAllowed, isValidCidr } from '../../src/common/network';
+import { MAX_PAGE_SIZE, toPage, toPageRequest } from '../../src/common/paging';
+import { slugify } from '../../src/common/slug';
+import { ConfigValidationError, loadConfig } from '../../src/config/app-config';
+
+describe('paging', () => {
+  const sortable = { name: 'x.name', createdAt: 'x.created_at' };
+
+  it('defaults to page 0, size 50, no sort', () => {
+    expect(toPageRequest({}, sortable)).toEqual({ page: 0, size: 50, offset: 0, sort: [] });
+  });
+
+  it('clamps size to 500 and computes the offset', () => {
+    const req = toPageRequest({ page: 2, size: 10000 }, sortable);
+    expect(req.size).toBe(MAX_PAGE_SIZE);
+    expect(req.offset).toBe(1000);
+  });
+
+  it('parses repeated sort and refuses unknown properties with 400 naming sort', () => {
+    expect(toPageRequest({ sort: ['name,desc', 'createdAt'] }, sortable).sort).toEqual([
+      { property: 'name', direction: 'DESC' },
+      { property: 'createdAt', direction: 'ASC' },
+    ]);
+    try {
+      toPageRequest({ sort: ['password,asc'] }, sortable);
+      fail('expected a validation error');
+    } catch (e) {
+      expect(e).toBeInstanceOf(ValidationFailedException);
+      expect((e as ValidationFailedException).fieldErrors[0].field).toBe('sort');
+      expect((e as ValidationFailedException).getStatus()).toBe(400);
+    }
+  });
+
+  it('builds form A (sort object) and form B (sort array) envelopes', () => {
+    const req = toPageRequest({ page: 1, size: 2, sort: ['name,desc'] }, sortable);
+    const a = toPage(['c', 'd'], 5, req, 'A');
+    expect(a).toEqual({
+      content: ['c', 'd'],
+      empty: false,
+      first: false,
+      last: false,
+      number: 1,
+      numberOfElements: 2,
+      pageable: { offset: 2, pageNumber: 1, pageSize: 2, paged: true, sort: { empty: false, sorted: true, unsorted: false }, unpaged: false },
+      size: 2,
+      sort: { empty: false, sorted: true, unsorted: false },
+      totalElements: 5,
+      totalPages: 3,
+    });
+    const b = toPage([], 0, toPageRequest({}, sortable, [{ property: 'name', direction: 'ASC' }]), 'B');
+    expect(b.sort).toEqual([{ ascending: true, direction: 'ASC', ignoreCase: false, nullHandling: 'NATIVE', property: 'name' }]);
+    expect(b.pageable.sort).toEqual(b.sort);
+    expect(b).toMatchObject({ empty: true, first: true, last: true, totalPages: 0, totalElements: 0 });
+  });
+});
+
+describe('slugify', () => {
+  it.each([
+    ['Production EU', 'production-eu'],
+    ['  --Hello__World!! ', 'hello-world'],
+    ['Zürich Café', 'zurich-cafe'],
+    ['a'.repeat(80), 'a'.repeat(63)],
+    [`${'a'.repeat(62)} b`, 'a'.repeat(62)],
+  ])('%s -> %s', (name, slug) => expect(slugify(name)).toBe(slug));
+});
+
+describe('auditDiff', () => {
+  it('keeps changed properties only and redacts secrets', () => {
+    expect(auditDiff({ name: 'a', size: 1, accessKeySecret: 'x' }, { name: 'b', size: 1, accessKeySecret: 'y' })).toEqual({
+      name: { old: 'a', new: 'b' },
+      accessKeySecret: { old: '[redacted]', new: '[redacted]' },
+    });
+  });
+  it('create has old null, delete has new null', () => {
+    expect(auditDiff(null, { name: 'a' })).toEqual({ name: { old: null, new: 'a' } });
+    expect(auditDiff({ name: 'a' }, null)).toEqual({ name: { old: 'a', new: null } });
+  });
+});
+
+describe('activitySentence', () => {
+  it('reads like a sentence', () => {
+    expect(activitySentence('CLUSTER_CREATED', 'alice', 'production/web')).toBe('alice created cluster production/web');
+    expect(activitySentence('NODE_POOL_DELETED', 'bob', 'pool-a')).toBe('bob deleted node pool pool-a');
+  });
+});
+
+describe('network', () => {
+  it('matches addresses against IPs and CIDRs', () => {
+    expect(addressAllowed('10.1.2.3', '10.0.0.0/8')).toBe(true);
+    expect(addressAllowed('::ffff:10.1.2.3', '10.0.0.0/8')).toBe(true);
+    expect(addressAllowed('127.0.0.1', '10.0.0.0/8, 192.168.0.1')).toBe(false);
+    expect(addressAllowed('192.168.0.1', '10.0.0.0/8, 192.168.0.1')).toBe(true);
+    expect(isValidCidr('10.0.0.0/8')).toBe(true);
+    expect(isValidCidr('10.0.0.0/33')).toBe(false);
+  });
+});
+
+describe('configuration', () => {
+  it('applies defaults', () => {
+    const c = loadConfig({});
+    expect(c.PORT).toBe(8080);
+    expect(c.DATA_DIR).toBe('./.data');
+    expect(c.PAT_DEFAULT_TTL_DAYS).toBe(90);
+    expect(c.clusterQuotaDefaults).toEqual({ TRIAL: 1, INDIVIDUAL: 3, BUSINESS: 25, ENTERPRISE: 100 });
+  });
+  it.each([
+    ['PORT', 'eighty'],
+    ['TRUST_PROXY', 'maybe'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['CREDENTIALS_ENCRYPTION_KEY', 'short'],
+    ['LOG_LEVEL', 'loud'],
+  ])('a wrong %s stops start-up naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigValidationError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+});
