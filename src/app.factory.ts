@@ -10,7 +10,7 @@ import { Client } from 'pg';
 import { AppModule } from './app.module';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { flattenValidationErrors, GlobalExceptionFilter, toErrorResponse, ValidationFailedException } from './common/errors';
+import { flattenValidationErrors, GlobalExceptionFilter, ValidationFailedException } from './common/errors';
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -100,10 +100,8 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
     );
     app.useGlobalFilters(new GlobalExceptionFilter());
     const fastify = app.getHttpAdapter().getInstance();
-    fastify.setErrorHandler((err, request, reply) => {
-      const { status, body } = toErrorResponse(err, request.url.split('?')[0]);
-      void reply.status(status).send(body);
-    });
+    // JSON bodies only: without a text parser, other content types are 415.
+    fastify.removeContentTypeParser(['text/plain']);
     const document = buildOpenApiDocument(app);
     SwaggerModule.setup('swagger-ui', app, document, {
       jsonDocumentUrl: 'v3/api-docs',

@@ -27,7 +27,7 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,
-    logging: ['error'],
+    logging: false, // failures surface through the exception filter's structured log
     extra: {
       max: tuning.poolSize ?? 10,
       connectionTimeoutMillis: timeoutMs,

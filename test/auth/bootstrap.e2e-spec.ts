@@ -1,0 +1,100 @@
+import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+import { ADMIN_TOKEN, createTestDatabase, startTestApp } from '../support/test-app';
+
+describe('bootstrap administrator', () => {
+  it('is created exactly once across restarts on the same database', async () => {
+    const url = await createTestDatabase();
+    const first = await startTestApp({}, url);
+    await first.admin().get('/sts/v1/personal-access-tokens').expect(200);
+    await first.close();
+    const second = await startTestApp({ BOOTSTRAP_ADMIN_TOKEN: 'cms_a_different_token_that_must_not_be_used' }, url);
+    const users = await second.db.query(`SELECT username, platform_admin, can_create_organisations FROM users`);
+    expect(users).toEqual([{ username: 'admin', platform_admin: true, can_create_organisations: true }]);
+    const tokens = await second.db.query(`SELECT count(*)::int AS n FROM personal_access_tokens`);
+    expect(tokens[0].n).toBe(1);
+    await second.admin().get('/sts/v1/personal-access-tokens').expect(200);
+    expect(ADMIN_TOKEN).toBeTruthy();
+    await second.close();
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function startService(dataDir: string, port: number): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
+  let out = '';
+  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  delete env.DATABASE_URL;
+  delete env.CREDENTIALS_ENCRYPTION_KEY;
+  const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], { cwd: path.resolve(__dirname, '../..'), env });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setInterval(() => {
+      if (out.includes('listening on')) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 100);
+    child.on('exit', () => {
+      clearInterval(timer);
+      reject(new Error(`service exited early:\n${out}`));
+    });
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, output: () => out, ready, exited };
+}
+
+describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-embedded-'));
+  afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+  it('starts, prints and writes the admin token once, stops cleanly on SIGTERM, and restarts without a new admin', async () => {
+    const port = await freePort();
+    const run1 = startService(dataDir, port);
+    await run1.ready;
+    const tokenFile = path.join(dataDir, 'admin-token');
+    const token = fs.readFileSync(tokenFile, 'utf8').trim();
+    expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(run1.output()).toContain(`personal access token (shown once): ${token}`);
+    const ready = await fetch(`http://127.0.0.1:${port}/health/ready`);
+    expect(ready.status).toBe(200);
+    const me = await fetch(`http://127.0.0.1:${port}/sts/v1/personal-access-tokens`, { headers: { Authorization: `Token ${token}` } });
+    expect(me.status).toBe(200);
+    run1.child.kill('SIGTERM');
+    expect(await run1.exited).toBe(0);
+    expect(fs.existsSync(path.join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
+
+    const port2 = await freePort();
+    const run2 = startService(dataDir, port2);
+    await run2.ready;
+    expect(run2.output()).not.toContain('shown once');
+    const again = await fetch(`http://127.0.0.1:${port2}/sts/v1/personal-access-tokens`, { headers: { Authorization: `Token ${token}` } });
+    expect(again.status).toBe(200);
+    run2.child.kill('SIGINT');
+    expect(await run2.exited).toBe(0);
+  }, 120000);
+
+  it('a wrong setting stops start-up with a message naming the variable', async () => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, PORT: 'not-a-port' },
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/PORT/);
+  }, 60000);
+});

@@ -1,0 +1,59 @@
+import { generateKeyPair } from 'jose';
+import { TestIssuer } from '../support/jwks-server';
+import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+
+describe('OIDC bearer tokens', () => {
+  const issuer = new TestIssuer();
+  let t: TestApp;
+
+  beforeAll(async () => {
+    await issuer.start();
+    t = await startTestApp({ OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: 'cms-api' });
+  });
+  afterAll(async () => {
+    await t.close();
+    await issuer.stop();
+  });
+
+  const call = (jwt: string) => t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
+
+  it('accepts a valid token and creates the unknown subject as a user, once', async () => {
+    const jwt = await issuer.sign({ sub: 'subject-123', email: 'carol@example.com', preferred_username: 'carol' });
+    await call(jwt).expect(200);
+    await call(jwt).expect(200);
+    const users = await t.db.query(`SELECT username, email, oidc_id FROM users WHERE oidc_id = 'subject-123'`);
+    expect(users).toEqual([{ username: 'carol', email: 'carol@example.com', oidc_id: 'subject-123' }]);
+    // The OIDC user can provision a PAT for itself.
+    const pat = await t.http().post('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`).send({ name: 'from-oidc' });
+    expect(pat.status).toBe(200);
+    await t.as(pat.body.token).get('/sts/v1/personal-access-tokens').expect(200);
+  });
+
+  it('refuses an expired token', async () => {
+    const jwt = await issuer.sign({ sub: 'subject-123' }, { expiresIn: Math.floor(Date.now() / 1000) - 120 });
+    const res = await call(jwt);
+    expect(res.status).toBe(401);
+    expectErrorBody(res.body, 401);
+    expect(res.body.message).toMatch(/expired/);
+  });
+
+  it('refuses a token signed with another key', async () => {
+    const { privateKey } = await generateKeyPair('RS256');
+    const res = await call(await issuer.sign({ sub: 'subject-123' }, { key: privateKey }));
+    expect(res.status).toBe(401);
+    expect(res.body.message).toMatch(/signature/);
+  });
+
+  it('refuses a token for another audience or issuer', async () => {
+    const aud = await call(await issuer.sign({ sub: 'subject-123' }, { audience: 'someone-else' }));
+    expect(aud.status).toBe(401);
+    expect(aud.body.message).toMatch(/aud/);
+    const iss = await call(await issuer.sign({ sub: 'subject-123' }, { issuer: 'https://evil.example.com' }));
+    expect(iss.status).toBe(401);
+  });
+
+  it('refuses a token without subject', async () => {
+    const res = await call(await issuer.sign({}));
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,44 @@
+import * as http from 'http';
+import { exportJWK, generateKeyPair, JWK, SignJWT } from 'jose';
+import type { AddressInfo } from 'net';
+
+/** A local OIDC issuer: discovery document + JWKS, and a signer for test tokens. */
+export class TestIssuer {
+  private server?: http.Server;
+  private privateKey!: CryptoKey;
+  private jwk!: JWK;
+  url = '';
+
+  async start(): Promise<void> {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    this.privateKey = privateKey;
+    this.jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
+    this.server = http.createServer((req, res) => {
+      res.setHeader('content-type', 'application/json');
+      if (req.url === '/.well-known/openid-configuration') {
+        res.end(JSON.stringify({ issuer: this.url, jwks_uri: `${this.url}/jwks` }));
+      } else if (req.url === '/jwks') {
+        res.end(JSON.stringify({ keys: [this.jwk] }));
+      } else {
+        res.statusCode = 404;
+        res.end('{}');
+      }
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
+  }
+
+  async sign(claims: Record<string, unknown>, opts: { audience?: string; expiresIn?: string | number; issuer?: string; key?: CryptoKey } = {}): Promise<string> {
+    const jwt = new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
+      .setIssuedAt()
+      .setIssuer(opts.issuer ?? this.url)
+      .setAudience(opts.audience ?? 'cms-api')
+      .setExpirationTime(opts.expiresIn ?? '5m');
+    return jwt.sign(opts.key ?? this.privateKey);
+  }
+
+  async stop(): Promise<void> {
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+}
