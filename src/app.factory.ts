@@ -2,12 +2,13 @@ import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { randomBytes } from 'crypto';
+import { randomBytes, randomUUID } from 'crypto';
 import * as fs from 'fs';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import * as path from 'path';
 import { Client } from 'pg';
 import { AppModule } from './app.module';
+import { hardenHttp } from './http-hardening';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
 import { flattenValidationErrors, GlobalExceptionFilter, ValidationFailedException } from './common/errors';
@@ -82,6 +83,8 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       bodyLimit: config.BODY_LIMIT_BYTES,
       // Fastify's own error and 404 answers use the service's error body.
       return503OnClosing: true,
+      requestIdHeader: 'x-request-id',
+      genReqId: () => randomUUID(),
     });
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
       bufferLogs: true,
@@ -99,6 +102,7 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       }),
     );
     app.useGlobalFilters(new GlobalExceptionFilter());
+    await hardenHttp(app, config);
     const fastify = app.getHttpAdapter().getInstance();
     // JSON bodies only: without a text parser, other content types are 415.
     fastify.removeContentTypeParser(['text/plain']);

@@ -9,6 +9,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
+import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
 
@@ -30,6 +31,7 @@ export class AppModule {
         LoggerModule.forRoot(loggerOptions(config)),
         CommonModule,
         DatabaseModule.forRoot(databaseUrl),
+        MetricsModule,
         AuditModule,
         AuthModule,
         ...FEATURE_MODULES,

@@ -7,12 +7,8 @@ export function loggerOptions(config: AppConfig): Params {
   return {
     pinoHttp: {
       level: config.LOG_LEVEL,
-      genReqId: (req, res) => {
-        const incoming = req.headers['x-request-id'];
-        const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-        res.setHeader('x-request-id', id);
-        return id;
-      },
+      // The id is assigned by Fastify (see http-hardening.ts) and shared with pino-http here.
+      genReqId: (req) => (req as { id?: string }).id ?? randomUUID(),
       redact: {
         paths: [
           'req.headers.authorization',

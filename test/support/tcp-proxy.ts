@@ -1,0 +1,62 @@
+import * as net from 'net';
+
+/** A TCP proxy in front of PostgreSQL that a test can cut and restore, to simulate an outage. */
+export class TcpProxy {
+  private server?: net.Server;
+  private sockets = new Set<net.Socket>();
+  private down = false;
+  port = 0;
+
+  constructor(
+    private readonly targetHost: string,
+    private readonly targetPort: number,
+  ) {}
+
+  async start(): Promise<void> {
+    this.server = net.createServer((client) => {
+      if (this.down) {
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect(this.targetPort, this.targetHost);
+      this.sockets.add(client);
+      this.sockets.add(upstream);
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+        this.sockets.delete(client);
+        this.sockets.delete(upstream);
+      };
+      client.on('error', drop).on('close', drop);
+      upstream.on('error', drop).on('close', drop);
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.port = (this.server!.address() as net.AddressInfo).port;
+  }
+
+  /** Drops every open connection and refuses new ones. */
+  cut(): void {
+    this.down = true;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
+  restore(): void {
+    this.down = false;
+  }
+
+  async stop(): Promise<void> {
+    this.cut();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  /** Rewrites a database URL to go through this proxy. */
+  wrap(url: string): string {
+    const u = new URL(url);
+    u.hostname = '127.0.0.1';
+    u.port = String(this.port);
+    return u.toString();
+  }
+}
