@@ -12,6 +12,9 @@ import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
+import { OrganisationsModule } from './organisations/organisations.module';
+import { AuditEventsModule } from './audit/audit-events.module';
+import { ActivityModule } from './activity/activity.module';
 
 /** Feature modules, one per bounded context (DESIGN.md section 1). */
 const FEATURE_MODULES = [
@@ -19,6 +22,9 @@ const FEATURE_MODULES = [
   UsersModule,
   HealthModule,
   CatalogModule,
+  OrganisationsModule,
+  AuditEventsModule,
+  ActivityModule,
 ];
 
 @Module({})

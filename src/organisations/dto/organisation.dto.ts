@@ -1,0 +1,124 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsDefined,
+  IsEmail,
+  IsIn,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { ORGANISATION_TYPES, OrganisationType } from '../organisation.entity';
+
+/** The spec's Email object. */
+export class EmailDto {
+  @ApiProperty({ example: 'ops@acme.example', maxLength: 254 })
+  @IsString() @Length(3, 254) @IsEmail({}, { message: 'email must be a valid email address' })
+  email: string;
+}
+
+export class AgreementDto {
+  @ApiProperty({ example: 'terms-of-service', maxLength: 100, pattern: '^[a-z0-9-]+$' })
+  @IsString() @Length(1, 100) @Matches(/^[a-z0-9-]+$/, { message: 'agreementSlug must be a slug (a-z, 0-9, -)' })
+  agreementSlug: string;
+}
+
+export class SlugDto {
+  @ApiProperty({ example: 'acme' }) slugValue: string;
+}
+
+export class CreateOrganisationRequest {
+  @ApiProperty({
+    type: [AgreementDto],
+    description: 'Must include every agreement the service requires (by default terms-of-service and data-processing-agreement)',
+    example: [{ agreementSlug: 'terms-of-service' }, { agreementSlug: 'data-processing-agreement' }],
+    maxItems: 20,
+  })
+  @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => AgreementDto)
+  acceptedAgreements: AgreementDto[];
+
+  @ApiPropertyOptional({ maxLength: 1000, example: 'Main Street 1, 1000 AA Amsterdam' })
+  @IsOptional() @IsString() @Length(0, 1000)
+  companyAddress?: string;
+
+  @ApiPropertyOptional({ maxLength: 255, example: 'Acme B.V.' })
+  @IsOptional() @IsString() @Length(0, 255)
+  companyName?: string;
+
+  @ApiProperty({ type: EmailDto })
+  @IsDefined({ message: 'contactEmail is required' }) @ValidateNested() @Type(() => EmailDto)
+  contactEmail: EmailDto;
+
+  @ApiProperty({ minLength: 2, maxLength: 100, example: 'Acme', description: 'The slug is derived from it and never changes' })
+  @IsString() @Length(2, 100)
+  organisationName: string;
+
+  @ApiProperty({ enum: ORGANISATION_TYPES, example: 'BUSINESS' })
+  @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
+  organisationType: OrganisationType;
+
+  @ApiPropertyOptional({ maxLength: 32, example: 'NL004495445B01', description: 'Checked for format and check digits' })
+  @IsOptional() @IsString() @Length(1, 32)
+  vatNumber?: string;
+}
+
+export class UpdateOrganisationRequest {
+  @ApiPropertyOptional({ type: EmailDto, nullable: true, description: 'null removes it' })
+  @IsOptional() @ValidateNested() @Type(() => EmailDto)
+  billingEmail?: EmailDto | null;
+
+  @ApiPropertyOptional({ type: EmailDto })
+  @ValidateIf((o: UpdateOrganisationRequest) => o.contactEmail !== undefined)
+  @ValidateNested() @Type(() => EmailDto)
+  contactEmail?: EmailDto;
+
+  @ApiPropertyOptional({ minLength: 2, maxLength: 100, description: 'Renames the organisation; the slug stays' })
+  @ValidateIf((o: UpdateOrganisationRequest) => o.organisationName !== undefined)
+  @IsString() @Length(2, 100)
+  organisationName?: string;
+
+  @ApiPropertyOptional({ enum: ORGANISATION_TYPES })
+  @ValidateIf((o: UpdateOrganisationRequest) => o.organisationType !== undefined)
+  @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
+  organisationType?: OrganisationType;
+
+  @ApiPropertyOptional({ maxLength: 32, nullable: true, example: 'NL004495445B01', description: 'null or "" removes it' })
+  @IsOptional() @IsString() @Length(0, 32)
+  vatNumber?: string | null;
+}
+
+export class OrganisationResponse {
+  @ApiProperty() acceptedTerms: boolean;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) acceptedTermsAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) billingEmail: string | null;
+  @ApiProperty({ nullable: true, type: String }) companyAddress: string | null;
+  @ApiProperty({ nullable: true, type: String }) companyName: string | null;
+  @ApiProperty({ nullable: true, type: String }) contactEmail: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'uuid', deprecated: true, description: 'Same as identity' }) id: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ nullable: true, type: String }) phoneNumber: string | null;
+  @ApiProperty() restrictedToAvailableCloudProviders: boolean;
+  @ApiProperty({ type: SlugDto }) slug: SlugDto;
+  @ApiProperty({ enum: ORGANISATION_TYPES }) type: OrganisationType;
+  @ApiProperty({ nullable: true, type: String }) vatCode: string | null;
+  @ApiProperty() vatCodeValidated: boolean;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) vatCodeValidatedAt: string | null;
+}
+
+export class QuotaResponse {
+  @ApiProperty({ type: 'integer', format: 'int64', example: 25 }) clustersPerCustomer: number;
+}
+
+export class ComputeInformationResponse {
+  @ApiProperty({ type: 'integer', format: 'int64' }) totalClusters: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'CPU cores' }) totalCpu: number;
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Memory in MiB' }) totalMemory: number;
+}

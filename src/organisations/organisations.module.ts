@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { OrganisationsAdminController } from '../admin/organisations-admin.controller';
+import { OrganisationMembersController } from './organisation-members.controller';
+import { OrganisationMembersService } from './organisation-members.service';
+import { OrganisationsController } from './organisations.controller';
+import { OrganisationsService } from './organisations.service';
+
+/** Organisations, members, memberships, quotas and compute information. */
+@Module({
+  controllers: [OrganisationsController, OrganisationMembersController, OrganisationsAdminController],
+  providers: [OrganisationsService, OrganisationMembersService],
+  exports: [OrganisationsService, OrganisationMembersService],
+})
+export class OrganisationsModule {}

@@ -1,0 +1,263 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
+import { auditDiff, snapshot } from '../audit/audit-diff';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { Clock } from '../common/clock';
+import { ComputeQuery, ComputeTotals } from '../common/compute.query';
+import { ValidationFailedException } from '../common/errors';
+import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { slugify, slugObject } from '../common/slug';
+import { AppConfig } from '../config/app-config';
+import { OrganisationIntegrationEntity } from '../observability/organisation-integration.entity';
+import type { UserEntity } from '../users/user.entity';
+import {
+  CreateOrganisationRequest,
+  OrganisationResponse,
+  QuotaResponse,
+  UpdateOrganisationRequest,
+} from './dto/organisation.dto';
+import { OrganisationMemberEntity } from './organisation-member.entity';
+import { OrganisationEntity, OrganisationType } from './organisation.entity';
+import { checkVatNumber } from './vat';
+
+/** Properties written to audit details (entity names; never secrets). */
+const AUDITED: (keyof OrganisationEntity)[] = [
+  'name',
+  'slug',
+  'type',
+  'companyName',
+  'companyAddress',
+  'contactEmail',
+  'billingEmail',
+  'vatCode',
+  'vatCodeValidated',
+  'acceptedAgreements',
+  'clustersPerCustomer',
+];
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+@Injectable()
+export class OrganisationsService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+    private readonly audit: AuditRecorder,
+    private readonly compute: ComputeQuery,
+  ) {}
+
+  private get repo() {
+    return this.txHost.tx.getRepository(OrganisationEntity);
+  }
+
+  toResponse(o: OrganisationEntity): OrganisationResponse {
+    return {
+      acceptedTerms: o.acceptedTerms,
+      acceptedTermsAt: iso(o.acceptedTermsAt),
+      billingEmail: o.billingEmail,
+      companyAddress: o.companyAddress,
+      companyName: o.companyName,
+      contactEmail: o.contactEmail,
+      createdAt: o.createdAt.toISOString(),
+      id: o.identity,
+      identity: o.identity,
+      name: o.name,
+      phoneNumber: o.phoneNumber,
+      restrictedToAvailableCloudProviders: o.restrictedToAvailableCloudProviders,
+      slug: slugObject(o.slug),
+      type: o.type,
+      vatCode: o.vatCode,
+      vatCodeValidated: o.vatCodeValidated,
+      vatCodeValidatedAt: iso(o.vatCodeValidatedAt),
+    };
+  }
+
+  private defaultQuota(type: OrganisationType): number {
+    return this.config.clusterQuotaDefaults[type];
+  }
+
+  private validVat(raw: string): string {
+    const check = checkVatNumber(raw);
+    if (!check.valid) {
+      throw ValidationFailedException.forField(
+        'vatNumber',
+        `vatNumber '${raw}' is not a valid VAT number (country prefix, format and check digits are checked)`,
+      );
+    }
+    return check.value;
+  }
+
+  async create(user: UserEntity, req: CreateOrganisationRequest): Promise<OrganisationEntity> {
+    if (!user.canCreateOrganisations) {
+      throw new ForbiddenException('You may not create organisations; ask a platform administrator for canCreateOrganisations.');
+    }
+    const accepted = [...new Set(req.acceptedAgreements.map((a) => a.agreementSlug))];
+    const missing = this.config.requiredAgreements.filter((slug) => !accepted.includes(slug));
+    if (missing.length) {
+      throw ValidationFailedException.forField(
+        'acceptedAgreements',
+        `acceptedAgreements must include every required agreement; missing: ${missing.join(', ')}`,
+      );
+    }
+    const slug = slugify(req.organisationName);
+    if (!slug) {
+      throw ValidationFailedException.forField('organisationName', 'organisationName must contain at least one letter or digit');
+    }
+    const vatCode = req.vatNumber !== undefined ? this.validVat(req.vatNumber) : null;
+    if (await this.repo.exists({ where: { slug } })) {
+      throw new ConflictException(`An organisation with slug '${slug}' already exists; choose another organisationName.`);
+    }
+    const now = this.clock.now();
+    const org = await this.repo.save(
+      this.repo.create({
+        slug,
+        name: req.organisationName,
+        type: req.organisationType,
+        companyName: req.companyName ?? null,
+        companyAddress: req.companyAddress ?? null,
+        contactEmail: req.contactEmail.email,
+        billingEmail: null,
+        phoneNumber: null,
+        vatCode,
+        vatCodeValidated: vatCode !== null,
+        vatCodeValidatedAt: vatCode !== null ? now : null,
+        acceptedTerms: true,
+        acceptedTermsAt: now,
+        acceptedAgreements: accepted,
+        restrictedToAvailableCloudProviders: false,
+        clustersPerCustomer: this.defaultQuota(req.organisationType),
+        createdAt: now,
+        modifiedAt: now,
+      }),
+    );
+    await this.txHost.tx.getRepository(OrganisationMemberEntity).insert({
+      organisationId: org.id,
+      userId: user.id,
+      role: 'OWNER',
+      kubernetesRole: 'CLUSTER_ADMIN',
+      joinedAt: now,
+    });
+    await this.txHost.tx.getRepository(OrganisationIntegrationEntity).insert({
+      organisationId: org.id,
+      type: 'alerting',
+      displayName: 'Alerting',
+      enabled: false,
+      config: {},
+      createdAt: now,
+      modifiedAt: now,
+    });
+    // Read back so defaults written by the database (identity) are present.
+    const saved = await this.repo.findOneOrFail({ where: { id: org.id } });
+    this.audit.record({
+      type: 'ORGANISATION_CREATED',
+      organisation: { id: saved.id, slug: saved.slug },
+      referencedEntityIdentity: saved.identity,
+      subject: saved.slug,
+      details: auditDiff(null, snapshot(saved, AUDITED)),
+    });
+    return saved;
+  }
+
+  /** Loads the organisation inside the request transaction, locked against concurrent changes. */
+  private async lock(id: number): Promise<OrganisationEntity> {
+    const org = await this.repo.findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
+    if (!org) throw new NotFoundException('The organisation no longer exists.');
+    return org;
+  }
+
+  async update(organisationId: number, req: UpdateOrganisationRequest): Promise<OrganisationEntity> {
+    const org = await this.lock(organisationId);
+    const before = snapshot(org, AUDITED);
+    const now = this.clock.now();
+    if (req.organisationName !== undefined) org.name = req.organisationName;
+    if (req.contactEmail !== undefined) org.contactEmail = req.contactEmail.email;
+    if (req.billingEmail !== undefined) org.billingEmail = req.billingEmail === null ? null : req.billingEmail.email;
+    if (req.organisationType !== undefined && req.organisationType !== org.type) {
+      // The quota follows the type while it still holds the old type's default (it was never tailored).
+      if (Number(org.clustersPerCustomer) === this.defaultQuota(org.type)) {
+        org.clustersPerCustomer = this.defaultQuota(req.organisationType);
+      }
+      org.type = req.organisationType;
+    }
+    if (req.vatNumber !== undefined) {
+      if (req.vatNumber === null || req.vatNumber.trim() === '') {
+        org.vatCode = null;
+        org.vatCodeValidated = false;
+        org.vatCodeValidatedAt = null;
+      } else {
+        const code = this.validVat(req.vatNumber);
+        if (code !== org.vatCode || !org.vatCodeValidated) {
+          org.vatCode = code;
+          org.vatCodeValidated = true;
+          org.vatCodeValidatedAt = now;
+        }
+      }
+    }
+    const details = auditDiff(before, snapshot(org, AUDITED));
+    const changed = Object.keys(details);
+    let saved = org;
+    if (changed.length) {
+      org.modifiedAt = now;
+      saved = await this.repo.save(org);
+    }
+    this.audit.record({
+      type: 'ORGANISATION_UPDATED',
+      organisation: { id: saved.id, slug: saved.slug },
+      referencedEntityIdentity: saved.identity,
+      subject: saved.slug,
+      details,
+    });
+    return saved;
+  }
+
+  /** Refused (409) while cloud accounts, non-deleted clusters or active observability tenants exist. */
+  async delete(organisationId: number): Promise<void> {
+    const org = await this.lock(organisationId);
+    const [counts] = await this.txHost.tx.query(
+      `SELECT (SELECT count(*) FROM cloud_accounts WHERE organisation_id = $1)::int AS "cloudAccounts",
+              (SELECT count(*) FROM clusters WHERE organisation_id = $1 AND deleted_at IS NULL)::int AS "clusters",
+              (SELECT count(*) FROM observability_tenants WHERE organisation_id = $1 AND deleted_at IS NULL)::int AS "tenants"`,
+      [org.id],
+    );
+    const blockers: string[] = [];
+    if (counts.cloudAccounts) blockers.push(`${counts.cloudAccounts} cloud account(s)`);
+    if (counts.clusters) blockers.push(`${counts.clusters} cluster(s)`);
+    if (counts.tenants) blockers.push(`${counts.tenants} active monitoring tenant(s)`);
+    if (blockers.length) {
+      throw new ConflictException(
+        `Organisation '${org.slug}' cannot be deleted while it has ${blockers.join(', ')}; delete them first.`,
+      );
+    }
+    await this.repo.delete({ id: org.id });
+    this.audit.record({
+      type: 'ORGANISATION_DELETED',
+      organisation: { id: org.id, slug: org.slug },
+      referencedEntityIdentity: org.identity,
+      subject: org.slug,
+      details: auditDiff(snapshot(org, AUDITED), null),
+    });
+  }
+
+  quota(org: OrganisationEntity): QuotaResponse {
+    return { clustersPerCustomer: Number(org.clustersPerCustomer) };
+  }
+
+  computeInformation(org: OrganisationEntity): Promise<ComputeTotals> {
+    return this.compute.totals({ organisationId: org.id });
+  }
+
+  /** Every organisation (platform administrators). */
+  async listAll(query: PageQueryDto): Promise<Page<OrganisationResponse>> {
+    const sortable: Record<string, string> = { name: 'o.name', slug: 'o.slug', type: 'o.type', createdAt: 'o.createdAt' };
+    const req = toPageRequest(query, sortable, [{ property: 'name', direction: 'ASC' }]);
+    const qb = this.repo.createQueryBuilder('o').offset(req.offset).limit(req.size);
+    req.sort.forEach((s, i) =>
+      i === 0 ? qb.orderBy(sortable[s.property], s.direction) : qb.addOrderBy(sortable[s.property], s.direction),
+    );
+    qb.addOrderBy('o.id', 'ASC');
+    const [rows, total] = await qb.getManyAndCount();
+    return toPage(rows.map((o) => this.toResponse(o)), total, req, 'B');
+  }
+}
