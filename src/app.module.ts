@@ -12,12 +12,24 @@ import { loggerOptions } from './logging';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
+import { EnvironmentsModule } from './environments/environments.module';
+import { CloudAccountsModule } from './cloud-accounts/cloud-accounts.module';
 import { OrganisationsModule } from './organisations/organisations.module';
 import { AuditEventsModule } from './audit/audit-events.module';
 import { ActivityModule } from './activity/activity.module';
+import { MaintenanceModule } from './maintenance/maintenance.module';
+import { UpgradesModule } from './upgrades/upgrades.module';
+import { SchedulerModule } from './scheduler/scheduler.module';
+import { ObservabilityModule } from './observability/observability.module';
 
 /** Feature modules, one per bounded context (DESIGN.md section 1). */
 const FEATURE_MODULES = [
+  ObservabilityModule,
+  EnvironmentsModule,
+  CloudAccountsModule,
+  MaintenanceModule,
+  UpgradesModule,
+  SchedulerModule,
   TokensModule,
   UsersModule,
   HealthModule,

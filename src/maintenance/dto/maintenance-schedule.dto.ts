@@ -1,0 +1,82 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { WEEKDAYS } from '../maintenance-schedule.entity';
+import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN } from '../maintenance-window';
+
+export const MAX_WINDOWS_PER_SCHEDULE = 50;
+const DAY_INPUTS = [...WEEKDAYS, 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+
+export class MaintenanceWindowRequest {
+  @ApiProperty({
+    enum: DAY_INPUTS,
+    example: 'TUESDAY',
+    description: 'MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name',
+  })
+  @Transform(({ value }) => parseDay(value) ?? value)
+  @IsIn(WEEKDAYS as unknown as string[], { message: 'day must be one of MONDAY..SUNDAY or mon..sun (any case)' })
+  day: string;
+
+  @ApiProperty({ example: '02:00', pattern: START_TIME_PATTERN.source, description: 'HH:mm in UTC' })
+  @IsString() @Matches(START_TIME_PATTERN, { message: 'startTime must be HH:mm (00:00 to 23:59, UTC)' })
+  startTime: string;
+
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: MIN_WINDOW_DURATION, maximum: MAX_WINDOW_DURATION, example: 120, description: 'Minutes' })
+  @IsInt({ message: 'duration must be a whole number of minutes' })
+  @Min(MIN_WINDOW_DURATION, { message: `duration must be at least ${MIN_WINDOW_DURATION} minutes` })
+  @Max(MAX_WINDOW_DURATION, { message: `duration must be at most ${MAX_WINDOW_DURATION} minutes` })
+  duration: number;
+}
+
+export class CreateMaintenanceScheduleRequest {
+  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
+  @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })
+  @Matches(/\S/, { message: 'name must not be blank' })
+  name: string;
+
+  @ApiProperty({ type: [MaintenanceWindowRequest], minItems: 1, maxItems: MAX_WINDOWS_PER_SCHEDULE, description: 'Windows must not overlap (including the wrap from Sunday into Monday)' })
+  @IsArray() @ArrayMinSize(1, { message: 'windows must hold at least one window' })
+  @ArrayMaxSize(MAX_WINDOWS_PER_SCHEDULE, { message: `windows may hold at most ${MAX_WINDOWS_PER_SCHEDULE} windows` })
+  @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
+  windows: MaintenanceWindowRequest[];
+}
+
+/** PATCH: the same fields and bounds, each optional. */
+export class UpdateMaintenanceScheduleRequest {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
+  @IsOptional() @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })
+  @Matches(/\S/, { message: 'name must not be blank' })
+  name?: string;
+
+  @ApiPropertyOptional({ type: [MaintenanceWindowRequest], minItems: 1, maxItems: MAX_WINDOWS_PER_SCHEDULE, description: 'Replaces every window' })
+  @IsOptional() @IsArray() @ArrayMinSize(1, { message: 'windows must hold at least one window' })
+  @ArrayMaxSize(MAX_WINDOWS_PER_SCHEDULE, { message: `windows may hold at most ${MAX_WINDOWS_PER_SCHEDULE} windows` })
+  @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
+  windows?: MaintenanceWindowRequest[];
+}
+
+export class MaintenanceWindowResponse {
+  @ApiProperty({ enum: WEEKDAYS, example: 'TUESDAY' }) day: string;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 120 }) duration: number;
+  @ApiProperty({ example: '02:00' }) startTime: string;
+}
+
+export class MaintenanceScheduleResponse {
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Non-deleted clusters using the schedule' }) clusterCount: number;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: [MaintenanceWindowResponse] }) windows: MaintenanceWindowResponse[];
+}

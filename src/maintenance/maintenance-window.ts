@@ -1,0 +1,107 @@
+import { MaintenanceWindow, Weekday, WEEKDAYS } from './maintenance-schedule.entity';
+
+/**
+ * Pure arithmetic on weekly maintenance windows. All times are UTC; a week is counted in minutes
+ * from Monday 00:00, and a window may run past Sunday midnight into Monday.
+ */
+
+export const MINUTES_PER_DAY = 24 * 60;
+export const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
+export const MIN_WINDOW_DURATION = 30;
+export const MAX_WINDOW_DURATION = 1440;
+export const START_TIME_PATTERN = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+const SHORT_DAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
+const MS_PER_MINUTE = 60_000;
+
+/** `MONDAY` .. `SUNDAY` or `mon` .. `sun`, in any case, to the upper-case full name; null otherwise. */
+export function parseDay(input: unknown): Weekday | null {
+  if (typeof input !== 'string') return null;
+  const v = input.trim().toUpperCase();
+  const full = WEEKDAYS.indexOf(v as Weekday);
+  if (full >= 0) return WEEKDAYS[full];
+  const short = SHORT_DAYS.indexOf(v);
+  return short >= 0 ? WEEKDAYS[short] : null;
+}
+
+/** `HH:mm` to minutes after midnight; null when it does not match the pattern. */
+export function parseStartTime(input: unknown): number | null {
+  if (typeof input !== 'string' || !START_TIME_PATTERN.test(input)) return null;
+  const [h, m] = input.split(':').map(Number);
+  return h * 60 + m;
+}
+
+/** Minute of the week (Monday 00:00 = 0) at which the window opens. */
+export function windowStartMinute(w: MaintenanceWindow): number {
+  const day = WEEKDAYS.indexOf(w.day);
+  const start = parseStartTime(w.startTime);
+  if (day < 0 || start === null) throw new Error(`Invalid maintenance window ${JSON.stringify(w)}`);
+  return day * MINUTES_PER_DAY + start;
+}
+
+/** Start of the UTC week (Monday 00:00) holding `at`. */
+export function startOfWeek(at: Date): Date {
+  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
+  const mondayBased = (d.getUTCDay() + 6) % 7;
+  return new Date(d.getTime() - mondayBased * MINUTES_PER_DAY * MS_PER_MINUTE);
+}
+
+export interface WindowOccurrence {
+  start: Date;
+  end: Date;
+  window: MaintenanceWindow;
+}
+
+function occurrence(w: MaintenanceWindow, weekStart: Date, weekOffset: number): WindowOccurrence {
+  const startMs = weekStart.getTime() + (weekOffset * MINUTES_PER_WEEK + windowStartMinute(w)) * MS_PER_MINUTE;
+  return { start: new Date(startMs), end: new Date(startMs + w.duration * MS_PER_MINUTE), window: w };
+}
+
+/** The earliest occurrence of any window that starts strictly after `after`; null without windows. */
+export function nextWindowStart(windows: MaintenanceWindow[], after: Date): WindowOccurrence | null {
+  const weekStart = startOfWeek(after);
+  let best: WindowOccurrence | null = null;
+  for (const w of windows) {
+    for (const offset of [0, 1]) {
+      const o = occurrence(w, weekStart, offset);
+      if (o.start.getTime() > after.getTime()) {
+        if (!best || o.start < best.start) best = o;
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+/** The occurrence of a window that is open at `at` (start <= at < end), if any. */
+export function windowContaining(windows: MaintenanceWindow[], at: Date): WindowOccurrence | null {
+  const weekStart = startOfWeek(at);
+  for (const w of windows) {
+    // A window opened last week may still be running past Sunday midnight.
+    for (const offset of [0, -1]) {
+      const o = occurrence(w, weekStart, offset);
+      if (o.start.getTime() <= at.getTime() && at.getTime() < o.end.getTime()) return o;
+    }
+  }
+  return null;
+}
+
+/** Pairs of window indexes that overlap, counting the wrap from Sunday into Monday. */
+export function findOverlaps(windows: MaintenanceWindow[]): [number, number][] {
+  const pairs: [number, number][] = [];
+  for (let i = 0; i < windows.length; i++) {
+    for (let j = i + 1; j < windows.length; j++) {
+      const a = windowStartMinute(windows[i]);
+      const b = windowStartMinute(windows[j]);
+      const aToB = (((b - a) % MINUTES_PER_WEEK) + MINUTES_PER_WEEK) % MINUTES_PER_WEEK;
+      const bToA = (((a - b) % MINUTES_PER_WEEK) + MINUTES_PER_WEEK) % MINUTES_PER_WEEK;
+      if (aToB < windows[i].duration || bToA < windows[j].duration) pairs.push([i, j]);
+    }
+  }
+  return pairs;
+}
+
+/** "TUESDAY 02:00 for 120 min", for messages. */
+export function describeWindow(w: MaintenanceWindow): string {
+  return `${w.day} ${w.startTime} for ${w.duration} min`;
+}

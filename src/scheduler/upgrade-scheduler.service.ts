@@ -1,0 +1,354 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { ClsService } from 'nestjs-cls';
+import * as semver from 'semver';
+import { AuditService } from '../audit/audit.service';
+import type { AuditDetails } from '../audit/audit-event.entity';
+import { SYSTEM_ACTOR } from '../auth/principal';
+import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
+import { nextWindowStart } from '../maintenance/maintenance-window';
+import type { ScheduledUpgradeStatus } from '../upgrades/scheduled-cluster-upgrade.entity';
+import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../upgrades/upgrade-rows';
+
+/** Key of the transaction-scoped advisory lock: one scheduler run at a time across replicas. */
+export const SCHEDULER_LOCK_KEY = 724_007;
+const INTERVAL_NAME = 'scheduled-cluster-upgrades';
+const HOUR_MS = 60 * 60 * 1000;
+/** Announce an upgrade this long before its window opens (at once when the window is sooner). */
+export const NOTIFY_AHEAD_MS = 24 * HOUR_MS;
+/** Without a maintenance schedule the window opens 24 h after scheduling and lasts 24 h. */
+export const DEFAULT_WINDOW_DELAY_MS = 24 * HOUR_MS;
+export const DEFAULT_WINDOW_LENGTH_MS = 24 * HOUR_MS;
+
+const TERMINAL: ScheduledUpgradeStatus[] = ['SUCCEEDED', 'FAILED', 'MISSED', 'CANCELLED', 'SUPERSEDED'];
+
+export interface SchedulerRunResult {
+  /** True when another replica held the lock and this run did nothing. */
+  skipped: boolean;
+  /** Transitions made, by target status (SCHEDULED counts upgrades created). */
+  transitions: Partial<Record<ScheduledUpgradeStatus, number>>;
+}
+
+interface OpenUpgradeRow extends UpgradeRow {
+  cluster_version: string;
+  cluster_status: string;
+  cluster_desired_status: string | null;
+  cluster_deleted_at: Date | null;
+  cluster_observed_version: string | null;
+  cluster_last_error: string | null;
+  auto_upgrade: boolean;
+  channel_name: string | null;
+  channel_version: string | null;
+}
+
+interface CandidateCluster {
+  id: number;
+  organisation_id: number;
+  version: string;
+  channel_name: string;
+  channel_version: string;
+  windows: MaintenanceWindow[] | null;
+}
+
+/**
+ * Drives scheduled cluster upgrades through their states (DESIGN.md "Maintenance and upgrades"):
+ * creates SCHEDULED upgrades for auto-upgrade clusters behind their update channel, announces them
+ * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
+ * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).
+ * Each run is one transaction under a transaction-scoped advisory lock, so however many replicas
+ * run, each transition happens once; each transition sits in a savepoint so one bad row cannot
+ * block the others.
+ */
+@Injectable()
+export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('UpgradeScheduler');
+  private running = false;
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly cls: ClsService,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+    private readonly registry: SchedulerRegistry,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.BACKGROUND_JOBS_ENABLED || this.config.SCHEDULER_INTERVAL_SECONDS <= 0) return;
+    const timer = setInterval(() => void this.tick(), this.config.SCHEDULER_INTERVAL_SECONDS * 1000);
+    timer.unref?.();
+    this.registry.addInterval(INTERVAL_NAME, timer);
+  }
+
+  onModuleDestroy(): void {
+    if (this.registry.doesExist('interval', INTERVAL_NAME)) this.registry.deleteInterval(INTERVAL_NAME);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      await this.runOnce();
+    } catch (err) {
+      this.logger.error({ err }, 'Scheduler run failed');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** One pass over every rule; tests call it directly with the clock set. */
+  runOnce(): Promise<SchedulerRunResult> {
+    return this.cls.run(() =>
+      this.txHost.withTransaction(async () => {
+        const result: SchedulerRunResult = { skipped: false, transitions: {} };
+        const [{ locked }] = await this.q<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [SCHEDULER_LOCK_KEY]);
+        if (!locked) return { ...result, skipped: true };
+        const now = this.clock.now();
+        const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
+        await this.closeObsolete(now, count);
+        await this.scheduleNew(now, count);
+        await this.notify(now, count);
+        await this.start(now, count);
+        await this.finish(now, count);
+        await this.miss(now, count);
+        return result;
+      }),
+    );
+  }
+
+  // ---- rules -------------------------------------------------------------------------------------
+
+  /** Open upgrades that no longer make sense: cluster deleted (CANCELLED), or overtaken (SUPERSEDED). */
+  private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`)) {
+      const subject = this.subject(row);
+      if (row.cluster_deleted_at) {
+        await this.transition(row, 'CANCELLED', now, count, {
+          message: `system cancelled the upgrade of cluster ${subject} to ${row.to_cluster_version}: the cluster was deleted`,
+        });
+      } else if (this.atLeast(row.cluster_version, row.to_cluster_version)) {
+        await this.transition(row, 'SUPERSEDED', now, count, {
+          message: `system superseded the upgrade of cluster ${subject} to ${row.to_cluster_version}: the cluster already runs ${row.cluster_version}`,
+        });
+      } else if (row.auto_upgrade && row.channel_version && this.newer(row.channel_version, row.to_cluster_version)) {
+        await this.transition(row, 'SUPERSEDED', now, count, {
+          message: `system superseded the upgrade of cluster ${subject} to ${row.to_cluster_version}: update channel ${row.channel_name} moved to ${row.channel_version}`,
+        });
+      }
+    }
+  }
+
+  /** Auto-upgrade clusters behind their channel, with no open upgrade: SCHEDULED in the next window. */
+  private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    const candidates = await this.q<CandidateCluster>(
+      `SELECT c.id, c.organisation_id, c.version, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
+              ms.windows
+         FROM clusters c
+         JOIN update_channels ch ON ch.name = c.update_channel
+         LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+        WHERE c.deleted_at IS NULL AND c.auto_upgrade AND c.version <> ch.kubernetes_cluster_version
+          AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
+                           WHERE u.cluster_id = c.id AND u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED'))
+          -- a cancelled or failed upgrade to this very version is not retried automatically
+          AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
+                           WHERE u.cluster_id = c.id AND u.to_cluster_version = ch.kubernetes_cluster_version
+                             AND u.status IN ('CANCELLED','FAILED'))
+        ORDER BY c.id`,
+      [],
+    );
+    for (const c of candidates) {
+      if (!this.newer(c.channel_version, c.version)) continue;
+      const occurrence = c.windows?.length ? nextWindowStart(c.windows, now) : null;
+      const windowStart = occurrence?.start ?? new Date(now.getTime() + DEFAULT_WINDOW_DELAY_MS);
+      const windowEnd = occurrence?.end ?? new Date(windowStart.getTime() + DEFAULT_WINDOW_LENGTH_MS);
+      const reason = `update channel ${c.channel_name} moved to ${c.channel_version}`;
+      await this.savepoint(async () => {
+        const [inserted] = await this.q<{ identity: string }>(
+          `INSERT INTO scheduled_cluster_upgrades
+             (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end, status, reason,
+              created_by, created_at, modified_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, 'system', $8, $8)
+           ON CONFLICT DO NOTHING RETURNING identity`,
+          [c.organisation_id, c.id, c.version, c.channel_version, windowStart, windowEnd, reason, now],
+        );
+        if (!inserted) return; // an open upgrade appeared meanwhile (e.g. created by an administrator)
+        const [row] = await this.q<UpgradeRow>(`SELECT ${UPGRADE_COLUMNS} ${UPGRADE_FROM} WHERE u.identity = $1`, [inserted.identity]);
+        await this.audit.write(
+          {
+            type: 'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED',
+            ...upgradeAuditRefs(row),
+            details: {
+              status: { old: null, new: 'SCHEDULED' },
+              fromClusterVersion: { old: null, new: row.from_cluster_version },
+              toClusterVersion: { old: null, new: row.to_cluster_version },
+              windowStart: { old: null, new: row.window_start.toISOString() },
+              windowEnd: { old: null, new: row.window_end.toISOString() },
+              reason: { old: null, new: reason },
+            },
+            message:
+              `system scheduled an upgrade of cluster ${this.subject(row)} from ${row.from_cluster_version} to ${row.to_cluster_version} ` +
+              `in the window ${describeUpgradeWindow(row.window_start, row.window_end)} (${reason})`,
+          },
+          SYSTEM_ACTOR,
+        );
+        count('SCHEDULED');
+      });
+    }
+  }
+
+  /** SCHEDULED -> SCHEDULED_NOTIFIED once the window is at most NOTIFY_AHEAD_MS away: the announcement. */
+  private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    const rows = await this.openUpgrades(`u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2`, [
+      new Date(now.getTime() + NOTIFY_AHEAD_MS),
+      now,
+    ]);
+    for (const row of rows) {
+      await this.transition(row, 'SCHEDULED_NOTIFIED', now, count, {
+        message:
+          `Cluster ${this.subject(row)} will be upgraded from ${row.from_cluster_version} to ${row.to_cluster_version} ` +
+          `in the maintenance window ${describeUpgradeWindow(row.window_start, row.window_end)}`,
+      });
+    }
+  }
+
+  /** Window open and the cluster running: set its desired version (the reconciler upgrades it). */
+  private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    const rows = await this.openUpgrades(
+      `u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_start <= $1 AND u.window_end > $1
+       AND c.deleted_at IS NULL AND c.status = 'started' AND c.desired_status IS NULL`,
+      [now],
+    );
+    for (const row of rows) {
+      await this.transition(row, 'UPDATED', now, count, {
+        details: { version: { old: row.cluster_version, new: row.to_cluster_version } },
+        message: `system started the upgrade of cluster ${this.subject(row)} from ${row.cluster_version} to ${row.to_cluster_version}`,
+        before: async () => {
+          await this.q(
+            `UPDATE clusters SET version = $2, next_attempt_at = NULL, modified_at = $3, row_version = row_version + 1 WHERE id = $1`,
+            [row.cluster_id, row.to_cluster_version, now],
+          );
+        },
+      });
+    }
+  }
+
+  /** UPDATED: the driver reports the new version (SUCCEEDED) or a fault (FAILED). */
+  private async finish(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    for (const row of await this.openUpgrades(`u.status = 'UPDATED'`)) {
+      const subject = this.subject(row);
+      if (row.cluster_observed_version === row.to_cluster_version && !row.cluster_deleted_at) {
+        await this.transition(row, 'SUCCEEDED', now, count, {
+          message: `Cluster ${subject} was upgraded from ${row.from_cluster_version} to ${row.to_cluster_version}`,
+        });
+      } else if (row.cluster_deleted_at) {
+        await this.transition(row, 'FAILED', now, count, {
+          message: `The upgrade of cluster ${subject} to ${row.to_cluster_version} failed: the cluster was deleted`,
+        });
+      } else if (row.cluster_status === 'unknown' && row.cluster_last_error) {
+        await this.transition(row, 'FAILED', now, count, {
+          details: { lastError: { old: null, new: row.cluster_last_error } },
+          message: `The upgrade of cluster ${subject} from ${row.from_cluster_version} to ${row.to_cluster_version} failed: ${row.cluster_last_error}`,
+        });
+      }
+    }
+  }
+
+  /** The window closed before the upgrade could start (e.g. the cluster was stopped): MISSED. */
+  private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1`, [now])) {
+      await this.transition(row, 'MISSED', now, count, {
+        message:
+          `The upgrade of cluster ${this.subject(row)} from ${row.from_cluster_version} to ${row.to_cluster_version} missed its window ` +
+          `${describeUpgradeWindow(row.window_start, row.window_end)} (the cluster was ${row.cluster_status})`,
+      });
+    }
+  }
+
+  // ---- helpers -----------------------------------------------------------------------------------
+
+  private q<T = unknown>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return this.txHost.tx.query(sql, params);
+  }
+
+  /** Upgrades matching `where` with their cluster and channel, locked (rows held elsewhere are skipped). */
+  private openUpgrades(where: string, params: unknown[] = []): Promise<OpenUpgradeRow[]> {
+    return this.q<OpenUpgradeRow>(
+      `SELECT ${UPGRADE_COLUMNS}, c.version AS cluster_version, c.status AS cluster_status,
+              c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
+              c.observed_version AS cluster_observed_version, c.last_error AS cluster_last_error, c.auto_upgrade,
+              ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version
+         ${UPGRADE_FROM}
+         LEFT JOIN update_channels ch ON ch.name = c.update_channel
+        WHERE ${where}
+        ORDER BY u.id
+        FOR UPDATE OF u SKIP LOCKED`,
+      params,
+    );
+  }
+
+  private async transition(
+    row: OpenUpgradeRow,
+    to: ScheduledUpgradeStatus,
+    now: Date,
+    count: (s: ScheduledUpgradeStatus) => void,
+    opts: { message: string; details?: AuditDetails; before?: () => Promise<void> },
+  ): Promise<void> {
+    await this.savepoint(async () => {
+      if (opts.before) await opts.before();
+      const [, changed] = (await this.txHost.tx.query(
+        `UPDATE scheduled_cluster_upgrades
+            SET status = $2, modified_at = $3, version = version + 1,
+                notified_at = CASE WHEN $2 = 'SCHEDULED_NOTIFIED' THEN $3 ELSE notified_at END,
+                started_at = CASE WHEN $2 = 'UPDATED' THEN $3 ELSE started_at END,
+                finished_at = CASE WHEN $2 = ANY($5::text[]) THEN $3 ELSE finished_at END
+          WHERE id = $1 AND status = $4`,
+        [row.id, to, now, row.status, TERMINAL],
+      )) as [unknown, number];
+      if (!changed) throw new Error(`upgrade ${row.identity} left ${row.status} meanwhile`);
+      await this.audit.write(
+        {
+          type: `SCHEDULED_CLUSTER_UPGRADE_${to}`,
+          ...upgradeAuditRefs(row),
+          details: { status: { old: row.status, new: to }, ...(opts.details ?? {}) },
+          message: opts.message,
+        },
+        SYSTEM_ACTOR,
+      );
+      row.status = to;
+      count(to);
+    });
+  }
+
+  /** Runs `fn` in a savepoint: its failure is logged and undone without aborting the run. */
+  private async savepoint(fn: () => Promise<void>): Promise<void> {
+    await this.q('SAVEPOINT upgrade_step');
+    try {
+      await fn();
+      await this.q('RELEASE SAVEPOINT upgrade_step');
+    } catch (err) {
+      await this.q('ROLLBACK TO SAVEPOINT upgrade_step');
+      this.logger.warn({ err }, 'Scheduled upgrade step skipped');
+    }
+  }
+
+  private subject(row: UpgradeRow): string {
+    return `${row.environment_slug}/${row.cluster_slug}`;
+  }
+
+  /** a > b by semver (false when either is not a version). */
+  private newer(a: string, b: string): boolean {
+    const va = semver.valid(a);
+    const vb = semver.valid(b);
+    return !!va && !!vb && semver.gt(va, vb);
+  }
+
+  private atLeast(a: string, b: string): boolean {
+    const va = semver.valid(a);
+    const vb = semver.valid(b);
+    return !!va && !!vb && semver.gte(va, vb);
+  }
+}

@@ -1,0 +1,92 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsArray, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
+import { PageQueryDto } from '../../common/paging';
+import { SCHEDULED_UPGRADE_STATUSES } from '../scheduled-cluster-upgrade.entity';
+
+/** Repeatable and comma-separated: ?x=a&x=b,c -> [a, b, c]. */
+const toList = ({ value }: { value: unknown }) => {
+  if (value === undefined) return undefined;
+  const raw = Array.isArray(value) ? value : [value];
+  return raw
+    .flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
+    .map((v) => (typeof v === 'string' ? v.trim() : v))
+    .filter((v) => v !== '');
+};
+
+const VERSION_PATTERN = /^[0-9]+\.[0-9]+\.[0-9]+([-+].+)?$/;
+
+export class ScheduledClusterUpgradeQuery extends PageQueryDto {
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    description: 'Only upgrades of these clusters; repeatable or comma-separated',
+  })
+  @IsOptional() @Transform(toList) @IsArray()
+  @IsUUID('all', { each: true, message: 'clusterIdentities must hold cluster identities (UUIDs)' })
+  clusterIdentities?: string[];
+
+  @ApiPropertyOptional({
+    enum: SCHEDULED_UPGRADE_STATUSES,
+    isArray: true,
+    description: 'Only upgrades in these statuses; repeatable or comma-separated',
+  })
+  @IsOptional() @Transform(toList) @IsArray()
+  @IsIn(SCHEDULED_UPGRADE_STATUSES as unknown as string[], {
+    each: true,
+    message: `statuses must hold values of ${SCHEDULED_UPGRADE_STATUSES.join(', ')}`,
+  })
+  statuses?: string[];
+}
+
+export class ScheduledClusterUpgradeResponse {
+  @ApiProperty({ format: 'uuid' }) clusterIdentity: string;
+  @ApiProperty({ example: 'web' }) clusterSlug: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) modifiedAt: string;
+  @ApiProperty({ example: 'production' }) environmentSlug: string;
+  @ApiProperty({ example: '1.31.5' }) fromClusterVersion: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ example: 'acme' }) organisationSlug: string;
+  @ApiProperty({ nullable: true, type: String, example: 'update channel stable moved to 1.31.6' }) reason: string | null;
+  @ApiProperty({ enum: SCHEDULED_UPGRADE_STATUSES }) status: string;
+  @ApiProperty({ example: '1.31.6' }) toClusterVersion: string;
+  @ApiProperty({ format: 'date-time' }) windowEnd: string;
+  @ApiProperty({ format: 'date-time' }) windowStart: string;
+}
+
+export class CreateScheduledClusterUpgradeRequest {
+  @ApiProperty({ format: 'uuid' })
+  @IsUUID('all', { message: 'clusterIdentity must be a UUID' })
+  clusterIdentity: string;
+
+  @ApiProperty({ example: '1.31.6', description: 'A cluster version of the catalog, newer than the cluster runs' })
+  @IsString() @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
+  toClusterVersion: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-24T02:00:00Z' })
+  @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
+  windowStart: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-24T04:00:00Z', description: 'After windowStart, and in the future' })
+  @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
+  windowEnd: string;
+
+  @ApiPropertyOptional({ maxLength: 500, example: 'security patch' })
+  @IsOptional() @IsString() @Length(1, 500, { message: 'reason must be 1 to 500 characters' })
+  reason?: string;
+}
+
+export class UpdateScheduledClusterUpgradeRequest {
+  @ApiPropertyOptional({ format: 'date-time' })
+  @IsOptional() @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
+  windowStart?: string;
+
+  @ApiPropertyOptional({ format: 'date-time' })
+  @IsOptional() @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
+  windowEnd?: string;
+
+  @ApiPropertyOptional({ example: '1.31.6' })
+  @IsOptional() @IsString() @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
+  toClusterVersion?: string;
+}

@@ -1,0 +1,231 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import * as semver from 'semver';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { Clock } from '../common/clock';
+import { ValidationFailedException } from '../common/errors';
+import { orderByEntries, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
+import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { UserEntity } from '../users/user.entity';
+import {
+  CreateScheduledClusterUpgradeRequest,
+  ScheduledClusterUpgradeQuery,
+  ScheduledClusterUpgradeResponse,
+  UpdateScheduledClusterUpgradeRequest,
+} from './dto/scheduled-cluster-upgrade.dto';
+import { CANCELLABLE_SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from './scheduled-cluster-upgrade.entity';
+import { toUpgradeResponse, UPGRADE_SELECT, upgradeAuditRefs, UpgradeRow } from './upgrade-rows';
+
+const SORTABLE: Record<string, string> = {
+  createdAt: 'u.created_at',
+  modifiedAt: 'u.modified_at',
+  windowStart: 'u.window_start',
+  windowEnd: 'u.window_end',
+  status: 'u.status',
+  clusterSlug: 'c.slug',
+  environmentSlug: 'e.slug',
+  organisationSlug: 'o.slug',
+  fromClusterVersion: 'u.from_cluster_version',
+  toClusterVersion: 'u.to_cluster_version',
+};
+
+const isCancellable = (s: ScheduledUpgradeStatus) => (CANCELLABLE_SCHEDULED_UPGRADE_STATUSES as readonly string[]).includes(s);
+
+@Injectable()
+export class UpgradesService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly audit: AuditRecorder,
+  ) {}
+
+  private query<T = UpgradeRow>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.txHost.tx.query(sql, params);
+  }
+
+  /** Page (form B) of upgrades; `org` null lists every organisation's (platform administrators). */
+  async list(org: OrganisationEntity | null, q: ScheduledClusterUpgradeQuery): Promise<Page<ScheduledClusterUpgradeResponse>> {
+    const req: PageRequest = toPageRequest(q, SORTABLE);
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (org) {
+      params.push(org.id);
+      where.push(`u.organisation_id = $${params.length}`);
+    }
+    if (q.clusterIdentities?.length) {
+      params.push(q.clusterIdentities);
+      where.push(`c.identity = ANY($${params.length}::uuid[])`);
+    }
+    if (q.statuses?.length) {
+      params.push(q.statuses);
+      where.push(`u.status = ANY($${params.length}::text[])`);
+    }
+    const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    const order = orderByEntries(req, SORTABLE, 'u.id')
+      .map(([expr, dir]) => `${expr} ${dir}`)
+      .join(', ');
+    const rows = await this.query(`${UPGRADE_SELECT} ${whereSql} ORDER BY ${order} LIMIT ${req.size} OFFSET ${req.offset}`, params);
+    const [{ n }] = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM scheduled_cluster_upgrades u JOIN clusters c ON c.id = u.cluster_id ${whereSql}`,
+      params,
+    );
+    return toPage(rows.map(toUpgradeResponse), n, req, 'B');
+  }
+
+  async get(org: OrganisationEntity, identity: string): Promise<ScheduledClusterUpgradeResponse> {
+    return toUpgradeResponse(await this.findRow(identity, org));
+  }
+
+  /** The upgrade with that identity (of `org` when given), optionally locked, or 404. */
+  private async findRow(identity: string, org: OrganisationEntity | null, lock = false): Promise<UpgradeRow> {
+    const params: unknown[] = [identity];
+    let where = 'u.identity = $1';
+    if (org) {
+      params.push(org.id);
+      where += ' AND u.organisation_id = $2';
+    }
+    const [row] = await this.query(`${UPGRADE_SELECT} WHERE ${where}${lock ? ' FOR UPDATE OF u' : ''}`, params);
+    if (!row) {
+      throw new NotFoundException(
+        `Scheduled cluster upgrade '${identity}' does not exist${org ? ` in organisation '${org.slug}'` : ''}.`,
+      );
+    }
+    return row;
+  }
+
+  /** DELETE: SCHEDULED or SCHEDULED_NOTIFIED -> CANCELLED; anything else 409. */
+  async cancel(org: OrganisationEntity, identity: string): Promise<ScheduledClusterUpgradeResponse> {
+    const row = await this.findRow(identity, org, true);
+    if (!isCancellable(row.status)) {
+      throw new ConflictException(
+        `Scheduled cluster upgrade '${identity}' is ${row.status}; only SCHEDULED or SCHEDULED_NOTIFIED upgrades can be cancelled.`,
+      );
+    }
+    const now = this.clock.now();
+    await this.query(
+      `UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED', finished_at = $2, modified_at = $2, version = version + 1 WHERE id = $1`,
+      [row.id, now],
+    );
+    this.audit.record({
+      type: 'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',
+      ...upgradeAuditRefs(row),
+      details: { status: { old: row.status, new: 'CANCELLED' } },
+      subject: `${row.environment_slug}/${row.cluster_slug} to ${row.to_cluster_version}`,
+    });
+    return toUpgradeResponse(await this.findRow(identity, org));
+  }
+
+  // ---- platform administrators ------------------------------------------------------------------
+
+  async adminCreate(user: UserEntity, req: CreateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
+    const [cluster] = await this.query<{ id: number; organisation_id: number; version: string; slug: string }>(
+      `SELECT id, organisation_id, version, slug FROM clusters WHERE identity = $1 AND deleted_at IS NULL FOR UPDATE`,
+      [req.clusterIdentity],
+    );
+    if (!cluster) throw new NotFoundException(`Cluster '${req.clusterIdentity}' does not exist.`);
+    await this.checkTargetVersion(req.toClusterVersion, cluster.version);
+    const windowStart = new Date(req.windowStart);
+    const windowEnd = new Date(req.windowEnd);
+    this.checkWindow(windowStart, windowEnd);
+    const [open] = await this.query<{ identity: string; status: string }>(
+      `SELECT identity, status FROM scheduled_cluster_upgrades WHERE cluster_id = $1 AND status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED')`,
+      [cluster.id],
+    );
+    if (open) {
+      throw new ConflictException(
+        `Cluster '${cluster.slug}' already has an open upgrade (${open.identity}, ${open.status}); cancel or edit that one instead.`,
+      );
+    }
+    const now = this.clock.now();
+    const reason = req.reason?.trim() || `scheduled by platform administrator ${user.username}`;
+    const [{ identity }] = await this.query<{ identity: string }>(
+      `INSERT INTO scheduled_cluster_upgrades
+         (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end, status, reason, created_by, created_at, modified_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, $8, $9, $9) RETURNING identity`,
+      [cluster.organisation_id, cluster.id, cluster.version, req.toClusterVersion, windowStart, windowEnd, reason, user.username, now],
+    );
+    const row = await this.findRow(identity, null);
+    this.audit.record({
+      type: 'SCHEDULED_CLUSTER_UPGRADE_CREATED',
+      ...upgradeAuditRefs(row),
+      details: {
+        fromClusterVersion: { old: null, new: row.from_cluster_version },
+        toClusterVersion: { old: null, new: row.to_cluster_version },
+        windowStart: { old: null, new: row.window_start.toISOString() },
+        windowEnd: { old: null, new: row.window_end.toISOString() },
+        reason: { old: null, new: row.reason },
+        status: { old: null, new: row.status },
+      },
+      subject: `${row.environment_slug}/${row.cluster_slug} to ${row.to_cluster_version}`,
+    });
+    return toUpgradeResponse(row);
+  }
+
+  /**
+   * Moves the window or changes the target while the upgrade has not started. A notified upgrade
+   * whose window or target changes goes back to SCHEDULED, so the new plan is announced again.
+   */
+  async adminUpdate(identity: string, req: UpdateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
+    const row = await this.findRow(identity, null, true);
+    if (!isCancellable(row.status)) {
+      throw new ConflictException(
+        `Scheduled cluster upgrade '${identity}' is ${row.status}; only SCHEDULED or SCHEDULED_NOTIFIED upgrades can be changed.`,
+      );
+    }
+    const windowStart = req.windowStart !== undefined ? new Date(req.windowStart) : row.window_start;
+    const windowEnd = req.windowEnd !== undefined ? new Date(req.windowEnd) : row.window_end;
+    const toVersion = req.toClusterVersion ?? row.to_cluster_version;
+    const details: Record<string, { old: unknown; new: unknown }> = {};
+    if (windowStart.getTime() !== row.window_start.getTime())
+      details.windowStart = { old: row.window_start.toISOString(), new: windowStart.toISOString() };
+    if (windowEnd.getTime() !== row.window_end.getTime())
+      details.windowEnd = { old: row.window_end.toISOString(), new: windowEnd.toISOString() };
+    if (toVersion !== row.to_cluster_version) {
+      const [cluster] = await this.query<{ version: string }>(`SELECT version FROM clusters WHERE id = $1`, [row.cluster_id]);
+      await this.checkTargetVersion(toVersion, cluster.version);
+      details.toClusterVersion = { old: row.to_cluster_version, new: toVersion };
+    }
+    if (details.windowStart || details.windowEnd) this.checkWindow(windowStart, windowEnd);
+    if (Object.keys(details).length > 0) {
+      const status: ScheduledUpgradeStatus = 'SCHEDULED';
+      if (row.status !== status) details.status = { old: row.status, new: status };
+      await this.query(
+        `UPDATE scheduled_cluster_upgrades
+            SET window_start = $2, window_end = $3, to_cluster_version = $4, status = $5, notified_at = NULL,
+                modified_at = $6, version = version + 1
+          WHERE id = $1`,
+        [row.id, windowStart, windowEnd, toVersion, status, this.clock.now()],
+      );
+    }
+    this.audit.record({
+      type: 'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+      ...upgradeAuditRefs(row),
+      details,
+      subject: `${row.environment_slug}/${row.cluster_slug} to ${toVersion}`,
+    });
+    return toUpgradeResponse(await this.findRow(identity, null));
+  }
+
+  private checkWindow(start: Date, end: Date): void {
+    if (start.getTime() >= end.getTime()) {
+      throw ValidationFailedException.forField('windowEnd', 'windowEnd must be after windowStart');
+    }
+    if (end.getTime() <= this.clock.now().getTime()) {
+      throw ValidationFailedException.forField('windowEnd', 'windowEnd must be in the future');
+    }
+  }
+
+  private async checkTargetVersion(to: string, current: string): Promise<void> {
+    const [known] = await this.query<{ available: boolean }>(`SELECT available FROM cluster_versions WHERE version = $1`, [to]);
+    if (!known) throw ValidationFailedException.forField('toClusterVersion', `toClusterVersion '${to}' is not a known cluster version`);
+    const a = semver.valid(to);
+    const b = semver.valid(current);
+    if (a && b && !semver.gt(a, b)) {
+      throw ValidationFailedException.forField(
+        'toClusterVersion',
+        `toClusterVersion must be newer than the version the cluster runs (${current})`,
+      );
+    }
+  }
+}
