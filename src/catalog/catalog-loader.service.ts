@@ -4,6 +4,8 @@ import * as path from 'path';
 import { DataSource, EntityManager } from 'typeorm';
 import { parse } from 'yaml';
 import { Clock } from '../common/clock';
+import { CLOUD_PROVIDER_TYPES, PRIVATE_CLUSTER_SETTINGS } from './cloud-provider.entity';
+import { isCatalogVersion } from './semver-targets';
 
 /** Shape of data/catalog.yaml. */
 export interface CatalogFile {
@@ -46,7 +48,55 @@ function catalogPath(): string {
 }
 
 export function readCatalogFile(file = catalogPath()): CatalogFile {
-  return parse(fs.readFileSync(file, 'utf8')) as CatalogFile;
+  const catalog = parse(fs.readFileSync(file, 'utf8')) as CatalogFile;
+  const problems = validateCatalogFile(catalog);
+  if (problems.length) throw new Error(`Catalog data file ${file} is inconsistent:\n- ${problems.join('\n- ')}`);
+  return catalog;
+}
+
+/** Consistency rules of data/catalog.yaml; an empty list means the file is loadable. */
+export function validateCatalogFile(c: CatalogFile): string[] {
+  const problems: string[] = [];
+  const dup = (values: string[], what: string) => {
+    const seen = new Set<string>();
+    for (const v of values) {
+      if (seen.has(v)) problems.push(`duplicate ${what} '${v}'`);
+      seen.add(v);
+    }
+  };
+  const providers = c.cloudProviders ?? [];
+  const types = providers.map((p) => p.type);
+  dup(types, 'provider type');
+  dup(providers.map((p) => p.slug), 'provider slug');
+  for (const t of CLOUD_PROVIDER_TYPES) if (!types.includes(t)) problems.push(`provider type '${t}' is missing`);
+  for (const p of providers) {
+    if (!(CLOUD_PROVIDER_TYPES as readonly string[]).includes(p.type)) problems.push(`provider type '${p.type}' is unknown`);
+    if (!(PRIVATE_CLUSTER_SETTINGS as readonly string[]).includes(p.privateClusterSetting))
+      problems.push(`provider '${p.type}': privateClusterSetting '${p.privateClusterSetting}' is unknown`);
+    dup(p.regions.map((r) => r.slug), `region of ${p.type}`);
+    dup(p.nodeTypes.map((n) => n.type), `node type of ${p.type}`);
+    for (const r of p.regions) dup(r.availabilityZones.map((z) => z.slug), `zone of ${p.type}/${r.slug}`);
+    for (const n of p.nodeTypes)
+      if (!(Number.isInteger(n.cpu) && n.cpu > 0 && Number.isInteger(n.memory) && n.memory > 0))
+        problems.push(`node type ${p.type}/${n.type}: cpu and memory must be positive integers`);
+  }
+  dup(c.cloudProfiles.map((p) => p.identity), 'cloud profile identity');
+  dup(c.cloudProfiles.map((p) => p.slug), 'cloud profile slug');
+  for (const pr of c.cloudProfiles) {
+    const p = providers.find((x) => x.type === pr.type);
+    if (!p) problems.push(`cloud profile '${pr.slug}' names unknown provider '${pr.type}'`);
+    else for (const r of pr.regions) if (!p.regions.some((x) => x.slug === r)) problems.push(`cloud profile '${pr.slug}' names unknown region '${r}'`);
+  }
+  dup(c.clusterVersions.map((v) => v.version), 'cluster version');
+  for (const v of c.clusterVersions) if (!isCatalogVersion(v.version)) problems.push(`cluster version '${v.version}' is not semver`);
+  dup(c.updateChannels.map((u) => u.name), 'update channel');
+  for (const u of c.updateChannels) {
+    const v = c.clusterVersions.find((x) => x.version === u.kubernetesClusterVersion);
+    if (!v) problems.push(`update channel '${u.name}' names unknown version '${u.kubernetesClusterVersion}'`);
+    else if (!v.available) problems.push(`update channel '${u.name}' names unavailable version '${u.kubernetesClusterVersion}'`);
+  }
+  dup(c.addons.map((a) => a.name), 'add-on');
+  return problems;
 }
 
 /**
@@ -54,7 +104,9 @@ export function readCatalogFile(file = catalogPath()): CatalogFile {
  * starting together do it once each without clashing). Rows missing from the file are deleted only
  * when nothing references them; referenced ones are kept and marked unavailable.
  * Cluster versions and update channels are only inserted when new: platform admins manage them
- * afterwards through /admin/v1, and a restart must not undo their changes.
+ * afterwards through /admin/v1, and a restart must not undo their changes. A version an admin
+ * deleted is remembered in catalog_deletions and not inserted again; a channel whose version does
+ * not exist is skipped (never a start-up failure). modified_at moves only when a row's content changes.
  */
 @Injectable()
 export class CatalogLoader implements OnApplicationBootstrap {
@@ -110,7 +162,9 @@ export class CatalogLoader implements OnApplicationBootstrap {
          FROM jsonb_to_recordset($1::jsonb) AS x(provider text, region text, slug text, name text)
          JOIN cloud_providers cp ON cp.type = x.provider
          JOIN cloud_provider_regions r ON r.provider_id = cp.id AND r.slug = x.region
-       ON CONFLICT (region_id, slug) DO UPDATE SET name = EXCLUDED.name`,
+       ON CONFLICT (region_id, slug) DO UPDATE SET name = EXCLUDED.name,
+         modified_at = CASE WHEN cloud_provider_availability_zones.name IS DISTINCT FROM EXCLUDED.name
+                            THEN EXCLUDED.modified_at ELSE cloud_provider_availability_zones.modified_at END`,
       [json(zones), now],
     );
 
@@ -120,7 +174,9 @@ export class CatalogLoader implements OnApplicationBootstrap {
        SELECT cp.id, x.type, x.cpu, x.memory, $2, $2
          FROM jsonb_to_recordset($1::jsonb) AS x(provider text, type text, cpu bigint, memory bigint)
          JOIN cloud_providers cp ON cp.type = x.provider
-       ON CONFLICT (provider_id, type) DO UPDATE SET cpu = EXCLUDED.cpu, memory = EXCLUDED.memory`,
+       ON CONFLICT (provider_id, type) DO UPDATE SET cpu = EXCLUDED.cpu, memory = EXCLUDED.memory,
+         modified_at = CASE WHEN (cloud_provider_node_types.cpu, cloud_provider_node_types.memory) IS DISTINCT FROM (EXCLUDED.cpu, EXCLUDED.memory)
+                            THEN EXCLUDED.modified_at ELSE cloud_provider_node_types.modified_at END`,
       [json(nodeTypes), now],
     );
 
@@ -129,7 +185,10 @@ export class CatalogLoader implements OnApplicationBootstrap {
        SELECT x.identity, x.slug, x."displayName", x.type, x.enabled, x.public, x.metadata, ARRAY(SELECT jsonb_array_elements_text(x.regions)), $2, $2
          FROM jsonb_to_recordset($1::jsonb) AS x(identity uuid, slug text, "displayName" text, type text, enabled boolean, public boolean, metadata jsonb, regions jsonb)
        ON CONFLICT (identity) DO UPDATE SET slug = EXCLUDED.slug, display_name = EXCLUDED.display_name, type = EXCLUDED.type,
-         enabled = EXCLUDED.enabled, public = EXCLUDED.public, metadata = EXCLUDED.metadata, regions = EXCLUDED.regions`,
+         enabled = EXCLUDED.enabled, public = EXCLUDED.public, metadata = EXCLUDED.metadata, regions = EXCLUDED.regions,
+         modified_at = CASE WHEN (cloud_profiles.slug, cloud_profiles.display_name, cloud_profiles.type, cloud_profiles.enabled, cloud_profiles.public, cloud_profiles.metadata, cloud_profiles.regions)
+                              IS DISTINCT FROM (EXCLUDED.slug, EXCLUDED.display_name, EXCLUDED.type, EXCLUDED.enabled, EXCLUDED.public, EXCLUDED.metadata, EXCLUDED.regions)
+                            THEN EXCLUDED.modified_at ELSE cloud_profiles.modified_at END`,
       [json(c.cloudProfiles), now],
     );
 
@@ -137,6 +196,7 @@ export class CatalogLoader implements OnApplicationBootstrap {
       `INSERT INTO cluster_versions (version, kubernetes_version, available, note, created_at, modified_at)
        SELECT x.version, x."kubernetesVersion", x.available, COALESCE(x.note, ''), $2, $2
          FROM jsonb_to_recordset($1::jsonb) AS x(version text, "kubernetesVersion" text, available boolean, note text)
+        WHERE NOT EXISTS (SELECT 1 FROM catalog_deletions d WHERE d.kind = 'cluster_version' AND d.key = x.version)
        ON CONFLICT (version) DO NOTHING`,
       [json(c.clusterVersions), now],
     );
@@ -144,6 +204,8 @@ export class CatalogLoader implements OnApplicationBootstrap {
       `INSERT INTO update_channels (name, kubernetes_cluster_version, available, created_at, modified_at)
        SELECT x.name, x."kubernetesClusterVersion", x.available, $2, $2
          FROM jsonb_to_recordset($1::jsonb) AS x(name text, "kubernetesClusterVersion" text, available boolean)
+        WHERE EXISTS (SELECT 1 FROM cluster_versions v WHERE v.version = x."kubernetesClusterVersion")
+          AND NOT EXISTS (SELECT 1 FROM catalog_deletions d WHERE d.kind = 'update_channel' AND d.key = x.name)
        ON CONFLICT (name) DO NOTHING`,
       [json(c.updateChannels), now],
     );

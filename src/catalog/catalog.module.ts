@@ -1,5 +1,20 @@
 import { Module } from '@nestjs/common';
+import { ClusterVersionsAdminController } from '../admin/cluster-versions-admin.controller';
+import { UpdateChannelsAdminController } from '../admin/update-channels-admin.controller';
+import { CatalogAdminService } from './catalog-admin.service';
 import { CatalogLoader } from './catalog-loader.service';
+import { CatalogController } from './catalog.controller';
+import { CatalogService } from './catalog.service';
+import { OrgCatalogController } from './org-catalog.controller';
 
-@Module({ providers: [CatalogLoader], exports: [CatalogLoader] })
+/**
+ * The catalog: providers, regions, zones, node types, cloud profiles, cluster versions, update
+ * channels and add-ons, loaded from data/catalog.yaml at start-up. Other modules import this module
+ * and use CatalogService (lookups) and the shared constants (ENVIRONMENT_TYPES, CLOUD_PROVIDER_TYPES).
+ */
+@Module({
+  controllers: [CatalogController, OrgCatalogController, ClusterVersionsAdminController, UpdateChannelsAdminController],
+  providers: [CatalogLoader, CatalogService, CatalogAdminService],
+  exports: [CatalogLoader, CatalogService],
+})
 export class CatalogModule {}
