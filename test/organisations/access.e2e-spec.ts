@@ -186,6 +186,43 @@ describe('organisation access: role matrix and tenant isolation', () => {
     });
   });
 
+  describe('OpenAPI', () => {
+    it('documents every operation here with its responses', async () => {
+      const res = await t.http().get('/v3/api-docs');
+      expect(res.status).toBe(200);
+      const paths = res.body.paths;
+      const expected: [string, string, string][] = [
+        ['post', '/api/v1/organisations', '200'],
+        ['get', '/api/v1/organisations/{organisationSlug}', '200'],
+        ['patch', '/api/v1/organisations/{organisationSlug}', '200'],
+        ['delete', '/api/v1/organisations/{organisationIdentity}', '204'],
+        ['get', '/api/v1/organisations/{organisationSlug}/me', '200'],
+        ['get', '/api/v1/organisations/{organisationSlug}/members', '200'],
+        ['post', '/api/v1/organisations/{organisationSlug}/members', '200'],
+        ['patch', '/api/v1/organisations/{organisationSlug}/members/{memberIdentity}', '200'],
+        ['delete', '/api/v1/organisations/{organisationSlug}/members/{memberIdentity}', '204'],
+        ['get', '/api/v1/organisations/{organisationSlug}/quotas', '200'],
+        ['get', '/api/v1/organisations/{organisationSlug}/activity', '200'],
+        ['get', '/api/v1/memberships', '200'],
+        ['get', '/api/v1/compute-information/organisation/{organisationSlug}', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/audit-events', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/audit-events/{environmentSlug}/{cluster}', '200'],
+        ['get', '/admin/v1/organisations', '200'],
+      ];
+      for (const [method, path, status] of expected) {
+        const op = paths[path]?.[method];
+        expect({ method, path, documented: !!op }).toEqual({ method, path, documented: true });
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining([status, '401', '500']));
+        expect(op.summary).toEqual(expect.any(String));
+        const names = (op.parameters ?? []).map((p: { name: string; in: string }) => `${p.in}:${p.name}`);
+        expect(new Set(names).size).toBe(names.length);
+      }
+      const create = res.body.components.schemas.CreateOrganisationRequest;
+      expect(create.required).toEqual(expect.arrayContaining(['acceptedAgreements', 'contactEmail', 'organisationName', 'organisationType']));
+      expect(create.properties.organisationType.enum).toEqual(['BUSINESS', 'ENTERPRISE', 'INDIVIDUAL', 'TRIAL']);
+    });
+  });
+
   describe('platform administrators who are not members', () => {
     it('may read every organisation but not change it (except delete)', async () => {
       for (const e of endpoints.filter((x) => x.method === 'get' && x.name !== 'GET me')) {
