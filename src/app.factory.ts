@@ -1,5 +1,6 @@
 import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes, randomUUID } from 'crypto';
@@ -11,7 +12,7 @@ import { AppModule } from './app.module';
 import { hardenHttp } from './http-hardening';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { flattenValidationErrors, GlobalExceptionFilter, ValidationFailedException } from './common/errors';
+import { flattenValidationErrors, GlobalExceptionFilter, toErrorResponse, ValidationFailedException } from './common/errors';
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -84,6 +85,12 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       // Fastify's own error and 404 answers use the service's error body.
       return503OnClosing: true,
       requestIdHeader: 'x-request-id',
+      maxParamLength: 1000,
+      // Router-level errors (URL too long, malformed encoding) get the service's error body too.
+      frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
+        const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
+        void reply.status(status).send(body);
+      },
       genReqId: () => randomUUID(),
     });
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {

@@ -1,11 +1,33 @@
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
+import { BadRequestException } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createHash, randomUUID } from 'crypto';
 import type { FastifyRequest } from 'fastify';
 import { buildErrorBody } from './common/errors';
 import type { AppConfig } from './config/app-config';
 import { MetricsService } from './metrics/metrics.service';
+
+const MAX_BODY_DEPTH = 32;
+
+class BodyTooDeepError extends BadRequestException {
+  constructor() {
+    super(`The request body is nested more than ${MAX_BODY_DEPTH} levels deep.`);
+  }
+}
+
+/** Depth of a parsed JSON value, walked iteratively and stopping once past `limit`. */
+export function nestingDepth(value: unknown, limit: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    if (v && typeof v === 'object') for (const child of Object.values(v as object)) stack.push([child, d + 1]);
+  }
+  return max;
+}
 
 const UNMETERED = new Set(['/health', '/health/ready', '/metrics']);
 
@@ -56,6 +78,15 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
     void reply.header('x-request-id', id);
     done();
   });
+  // Deeply nested JSON would exhaust the stack of the validators: refuse it before they run.
+  fastify.addHook('preValidation', (request, _reply, done) => {
+    if (request.body !== undefined && nestingDepth(request.body, MAX_BODY_DEPTH) > MAX_BODY_DEPTH) {
+      done(new BodyTooDeepError());
+      return;
+    }
+    done();
+  });
+
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     metrics.httpDuration.observe(

@@ -100,7 +100,8 @@ export function mapDatabaseError(err: unknown): HttpException | null {
     if (code === '40001' || code === '40P01')
       return new ConflictException('The resource was changed concurrently; retry the request.');
     if (code === '57014') return new ServiceUnavailableError('The database did not answer in time; try again shortly.');
-    if (code === '22P02' || code === '22003' || code === '22007' || code === '22008')
+    // Malformed values the validators let through (e.g. a NUL byte in a path segment, a bad uuid).
+    if (['22P02', '22003', '22007', '22008', '22021', '22P05', '22001', '54000', '2201B'].includes(code ?? ''))
       return new HttpException('Invalid request: a parameter has the wrong format.', HttpStatus.BAD_REQUEST);
   }
   return null;
@@ -116,6 +117,7 @@ export function reasonPhrase(status: number): string {
     406: 'Not Acceptable',
     409: 'Conflict',
     413: 'Payload Too Large',
+    414: 'URI Too Long',
     415: 'Unsupported Media Type',
     422: 'Unprocessable Entity',
     429: 'Too Many Requests',
