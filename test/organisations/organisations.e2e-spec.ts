@@ -128,6 +128,10 @@ describe('organisations', () => {
       ['name too long', { organisationName: 'x'.repeat(101) }, 'organisationName'],
       ['name without letters', { organisationName: '!!!' }, 'organisationName'],
       ['unknown property', { plan: 'gold' }, 'plan'],
+      ['too many agreements', { acceptedAgreements: Array.from({ length: 21 }, (_, i) => ({ agreementSlug: `a${i}` })) }, 'acceptedAgreements'],
+      ['companyName too long', { companyName: 'c'.repeat(256) }, 'companyName'],
+      ['companyAddress too long', { companyAddress: 'c'.repeat(1001) }, 'companyAddress'],
+      ['vatNumber too long', { vatNumber: 'D'.repeat(33) }, 'vatNumber'],
     ])('refuses %s with 400 naming the field', async (_, override, field) => {
       const before = await auditCount(t);
       const body = createBody('Invalid Org', override);
