@@ -316,7 +316,7 @@ describe('environments', () => {
   });
 
   describe('role matrix', () => {
-    const cases: { name: string; call: (as: ReturnType<TestApp['as']>, i: number) => Promise<{ status: number }>; least: string }[] = [
+    const cases: { name: string; call: (as: ReturnType<TestApp["as"]>, i: number) => Promise<{ status: number; body: Record<string, unknown> }>; least: string }[] = [
       { name: 'list', least: 'VIEWER', call: (as) => as.get(base) },
       { name: 'count', least: 'VIEWER', call: (as) => as.get(`${base}/count`) },
       { name: 'get', least: 'VIEWER', call: (as) => as.get(`${base}/matrix`) },
