@@ -1,0 +1,217 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
+import { createHash } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { AuditRecorder } from '../audit/audit-recorder';
+import type { AuditDetails } from '../audit/audit-event.entity';
+import { Clock } from '../common/clock';
+import { ValidationFailedException } from '../common/errors';
+import type { OrganisationEntity } from '../organisations/organisation.entity';
+import { AlertingProblem, checkAlertingFiles, checkRuleFile, describeProblem } from './alerting-validation';
+import {
+  AlertingConfigurationRequest,
+  AlertingConfigurationResponse,
+  AlertingValidationResponse,
+  MessageResponse,
+} from './dto/alerting.dto';
+import type { AlertingFiles } from './observability-tenant.entity';
+import { TenantsService } from './tenants.service';
+
+/** Name under which the shipped default rules are stored in an environment's rule files. */
+export const DEFAULT_RULES_FILE_NAME = 'default-rules.yaml';
+
+export function defaultRulesPath(): string {
+  const candidates = [
+    path.resolve(__dirname, '..', '..', 'data', 'default-alerting-rules.yaml'), // from src/observability
+    path.resolve(__dirname, '..', '..', '..', 'data', 'default-alerting-rules.yaml'), // from dist/src/observability
+    path.resolve('data', 'default-alerting-rules.yaml'),
+  ];
+  return candidates.find((p) => fs.existsSync(p)) ?? candidates[0];
+}
+
+/** Reads and checks the shipped default rule file; a broken file stops start-up. */
+export function loadDefaultRules(): string {
+  const file = defaultRulesPath();
+  const text = fs.readFileSync(file, 'utf8');
+  const problems = checkRuleFile(text, DEFAULT_RULES_FILE_NAME);
+  if (problems.length) throw new Error(`${file} is not a valid rule file: ${problems.map(describeProblem).join('; ')}`);
+  return text;
+}
+
+interface StoredConfig {
+  alertingConfig: string | null;
+  ruleFiles: AlertingFiles;
+  templateFiles: AlertingFiles;
+}
+
+const digest = (text: string) => `sha256:${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 12)}`;
+
+/** Which files changed (by short digest, never the contents). */
+export function alertingChanges(before: StoredConfig, after: StoredConfig): AuditDetails {
+  const details: Record<string, { old: unknown; new: unknown }> = {};
+  const a = (before.alertingConfig ?? '') || null;
+  const b = (after.alertingConfig ?? '') || null;
+  if (a !== b) details.alertingConfig = { old: a === null ? null : digest(a), new: b === null ? null : digest(b) };
+  for (const kind of ['ruleFiles', 'templateFiles'] as const) {
+    const names = new Set([...Object.keys(before[kind] ?? {}), ...Object.keys(after[kind] ?? {})]);
+    for (const name of [...names].sort()) {
+      const o = before[kind]?.[name];
+      const n = after[kind]?.[name];
+      if (o !== n) details[`${kind}.${name}`] = { old: o === undefined ? null : digest(o), new: n === undefined ? null : digest(n) };
+    }
+  }
+  return details as AuditDetails;
+}
+
+@Injectable()
+export class AlertingConfigService implements OnModuleInit {
+  private defaultRules = '';
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly audit: AuditRecorder,
+    private readonly tenants: TenantsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.defaultRules = loadDefaultRules();
+  }
+
+  /** Problems of a configuration, each with its file and, where known, line and column. */
+  validate(body: AlertingConfigurationRequest): AlertingValidationResponse {
+    const errors = checkAlertingFiles(body);
+    return { valid: errors.length === 0, errors };
+  }
+
+  /** 400 naming each file and problem; nothing is stored. */
+  private assertValid(body: AlertingConfigurationRequest): StoredConfig {
+    const problems: AlertingProblem[] = checkAlertingFiles(body);
+    if (problems.length) {
+      throw new ValidationFailedException(
+        problems.map((p) => ({ field: p.file, message: describeProblem(p) })),
+        `Invalid alerting configuration: ${problems.map(describeProblem).join('; ')}`,
+      );
+    }
+    return {
+      alertingConfig: body.alertingConfig && body.alertingConfig.trim() ? body.alertingConfig : null,
+      ruleFiles: { ...(body.ruleFiles ?? {}) },
+      templateFiles: { ...(body.templateFiles ?? {}) },
+    };
+  }
+
+  private toResponse(c: StoredConfig | undefined): AlertingConfigurationResponse {
+    return { alertingConfig: c?.alertingConfig ?? '', ruleFiles: c?.ruleFiles ?? {}, templateFiles: c?.templateFiles ?? {} };
+  }
+
+  private async environment(org: OrganisationEntity, slug: string): Promise<{ id: string; slug: string; name: string }> {
+    const [env] = await this.txHost.tx.query(
+      `SELECT id, slug, name FROM environments WHERE organisation_id = $1 AND slug = $2 AND deleted_at IS NULL`,
+      [org.id, slug],
+    );
+    if (!env) throw new NotFoundException(`Environment '${slug}' not found in organisation '${org.slug}'.`);
+    return env;
+  }
+
+  private async environmentConfig(environmentId: string, lock = false): Promise<StoredConfig | undefined> {
+    const [row] = await this.txHost.tx.query(
+      `SELECT alerting_config AS "alertingConfig", rule_files AS "ruleFiles", template_files AS "templateFiles"
+         FROM environment_alerting_configs WHERE environment_id = $1${lock ? ' FOR UPDATE' : ''}`,
+      [environmentId],
+    );
+    return row;
+  }
+
+  private async storeEnvironmentConfig(environmentId: string, c: StoredConfig): Promise<void> {
+    const now = this.clock.now();
+    await this.txHost.tx.query(
+      `INSERT INTO environment_alerting_configs (environment_id, alerting_config, rule_files, template_files, created_at, modified_at)
+       VALUES ($1, $2, $3::jsonb, $4::jsonb, $5, $5)
+       ON CONFLICT (environment_id) DO UPDATE
+         SET alerting_config = EXCLUDED.alerting_config, rule_files = EXCLUDED.rule_files,
+             template_files = EXCLUDED.template_files, modified_at = EXCLUDED.modified_at`,
+      [environmentId, c.alertingConfig, JSON.stringify(c.ruleFiles), JSON.stringify(c.templateFiles), now],
+    );
+  }
+
+  async getForEnvironment(org: OrganisationEntity, envSlug: string): Promise<AlertingConfigurationResponse> {
+    const env = await this.environment(org, envSlug);
+    return this.toResponse(await this.environmentConfig(env.id));
+  }
+
+  async replaceForEnvironment(org: OrganisationEntity, envSlug: string, body: AlertingConfigurationRequest): Promise<MessageResponse> {
+    const next = this.assertValid(body);
+    const env = await this.environment(org, envSlug);
+    const before = this.toStored(await this.environmentConfig(env.id, true));
+    await this.storeEnvironmentConfig(env.id, next);
+    this.audit.record({
+      type: 'ALERTING_CONFIGURATION_UPDATED',
+      organisation: { id: Number(org.id), slug: org.slug },
+      environment: { id: Number(env.id), slug: env.slug },
+      subject: `of environment ${env.slug}`,
+      details: alertingChanges(before, next),
+    });
+    return { message: `Alerting configuration of environment '${env.slug}' replaced.` };
+  }
+
+  async copyDefaultRules(org: OrganisationEntity, envSlug: string): Promise<MessageResponse> {
+    const env = await this.environment(org, envSlug);
+    const before = this.toStored(await this.environmentConfig(env.id, true));
+    const next: StoredConfig = { ...before, ruleFiles: { ...before.ruleFiles, [DEFAULT_RULES_FILE_NAME]: this.defaultRules } };
+    await this.storeEnvironmentConfig(env.id, next);
+    this.audit.record({
+      type: 'ALERTING_CONFIGURATION_UPDATED',
+      organisation: { id: Number(org.id), slug: org.slug },
+      environment: { id: Number(env.id), slug: env.slug },
+      subject: `of environment ${env.slug} (default rules)`,
+      details: alertingChanges(before, next),
+    });
+    return { message: `Default alerting rules copied to environment '${env.slug}' as rule file '${DEFAULT_RULES_FILE_NAME}'.` };
+  }
+
+  private toStored(c: StoredConfig | undefined): StoredConfig {
+    return { alertingConfig: c?.alertingConfig ?? null, ruleFiles: c?.ruleFiles ?? {}, templateFiles: c?.templateFiles ?? {} };
+  }
+
+  async getForTenant(org: OrganisationEntity, tenantSlug: string): Promise<AlertingConfigurationResponse> {
+    const tenant = await this.tenants.findRow(org, tenantSlug);
+    return this.toResponse(await this.tenantConfig(tenant.id));
+  }
+
+  private async tenantConfig(tenantId: string): Promise<StoredConfig> {
+    const [row] = await this.txHost.tx.query(
+      `SELECT alerting_config AS "alertingConfig", rule_files AS "ruleFiles", template_files AS "templateFiles"
+         FROM observability_tenants WHERE id = $1`,
+      [tenantId],
+    );
+    return this.toStored(row);
+  }
+
+  async replaceForTenant(org: OrganisationEntity, tenantSlug: string, body: AlertingConfigurationRequest): Promise<MessageResponse> {
+    const next = this.assertValid(body);
+    const tenant = await this.tenants.findRow(org, tenantSlug, { lock: true });
+    const before = await this.tenantConfig(tenant.id);
+    await this.txHost.tx.query(
+      `UPDATE observability_tenants SET alerting_config = $2, rule_files = $3::jsonb, template_files = $4::jsonb, modified_at = $5 WHERE id = $1`,
+      [tenant.id, next.alertingConfig, JSON.stringify(next.ruleFiles), JSON.stringify(next.templateFiles), this.clock.now()],
+    );
+    this.audit.record({
+      type: 'ALERTING_CONFIGURATION_UPDATED',
+      organisation: { id: Number(org.id), slug: org.slug },
+      environment: tenant.e_id ? { id: Number(tenant.e_id), slug: tenant.e_slug! } : null,
+      cluster: tenant.c_id ? { id: Number(tenant.c_id), slug: tenant.c_slug! } : null,
+      referencedEntityIdentity: tenant.identity,
+      subject: `of monitoring tenant ${tenant.slug}`,
+      details: alertingChanges(before, next),
+    });
+    return { message: `Alerting configuration of monitoring tenant '${tenant.slug}' replaced.` };
+  }
+
+  /** The validate operation still checks that the tenant exists (404 otherwise) but stores nothing. */
+  async validateForTenant(org: OrganisationEntity, tenantSlug: string, body: AlertingConfigurationRequest): Promise<AlertingValidationResponse> {
+    await this.tenants.findRow(org, tenantSlug);
+    return this.validate(body);
+  }
+}

@@ -1,0 +1,212 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable, UnauthorizedException } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validate } from 'class-validator';
+import { createHash, timingSafeEqual } from 'crypto';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { Clock } from '../common/clock';
+import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
+import type { OrganisationEntity } from '../organisations/organisation.entity';
+import { AlertManagerWebhookDto, Alerts, TenantAlert, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
+import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
+
+const MAX_LABELS = 100;
+const MAX_LABEL_KEY = 256;
+const MAX_LABEL_VALUE = 8192;
+
+interface AlertRow {
+  tenant_id: string;
+  fingerprint: string;
+  status: 'firing' | 'resolved';
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  starts_at: Date;
+  ends_at: Date | null;
+}
+
+/** Reads the webhook token from `Authorization: Bearer <token>` or `X-Alert-Token: <token>`. */
+export function presentedWebhookToken(headers: Record<string, string | string[] | undefined>): string | null {
+  const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+  const x = single(headers['x-alert-token'])?.trim();
+  if (x) return x;
+  const auth = single(headers['authorization'])?.trim();
+  const m = auth ? /^Bearer\s+(\S+)$/i.exec(auth) : null;
+  return m ? m[1] : null;
+}
+
+/** The alert-manager fingerprint is opaque; without one, a stable digest of the sorted labels stands in. */
+export function labelFingerprint(labels: Record<string, string>): string {
+  const canonical = JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+  return createHash('sha256').update(canonical, 'utf8').digest('hex').slice(0, 16);
+}
+
+function checkStringMap(field: string, value: unknown, errors: { field: string; message: string }[]): void {
+  if (value === undefined) return;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    errors.push({ field, message: `${field} must be an object of strings` });
+    return;
+  }
+  const entries = Object.entries(value);
+  if (entries.length > MAX_LABELS) errors.push({ field, message: `${field} may hold at most ${MAX_LABELS} entries` });
+  for (const [k, v] of entries) {
+    if (typeof v !== 'string') errors.push({ field: `${field}.${k}`, message: `${field}.${k} must be a string` });
+    else if (k.length > MAX_LABEL_KEY || v.length > MAX_LABEL_VALUE)
+      errors.push({ field: `${field}.${k}`, message: `${field}.${k} is too long (key ${MAX_LABEL_KEY}, value ${MAX_LABEL_VALUE} characters at most)` });
+  }
+}
+
+/** Parses an alert-manager time; the zero time (year 1) and absent values mean "none". */
+function parseTime(field: string, value: string | undefined, errors: { field: string; message: string }[]): Date | null {
+  if (value === undefined || value === '') return null;
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) {
+    errors.push({ field, message: `${field} must be an RFC 3339 date-time` });
+    return null;
+  }
+  return d.getUTCFullYear() < 1970 ? null : d;
+}
+
+@Injectable()
+export class AlertsService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly audit: AuditRecorder,
+    private readonly tenants: TenantsService,
+  ) {}
+
+  /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */
+  async authenticateTenant(tenantSlug: string, token: string | null): Promise<TenantRow> {
+    if (!token) throw new UnauthorizedException('An alert webhook token is required (Authorization: Bearer <token> or X-Alert-Token).');
+    const presented = Buffer.from(hashWebhookToken(token), 'hex');
+    const candidates: TenantRow[] = await this.txHost.tx.query(
+      `${TENANT_SELECT} WHERE t.slug = $1 AND t.deleted_at IS NULL AND t.webhook_token_hash IS NOT NULL`,
+      [tenantSlug],
+    );
+    const match = candidates.find((c) => {
+      const stored = Buffer.from(c.webhook_token_hash!.trim(), 'hex');
+      return stored.length === presented.length && timingSafeEqual(stored, presented);
+    });
+    if (!match) throw new UnauthorizedException('The alert webhook token is not valid for this tenant.');
+    return match;
+  }
+
+  /** Stores the alerts of one webhook call: upsert by (tenant, fingerprint), so repeats change nothing. */
+  async receive(tenantSlug: string, token: string | null, raw: unknown): Promise<WebhookReceivedResponse> {
+    const tenant = await this.authenticateTenant(tenantSlug, token);
+    const body = await this.validatePayload(raw);
+    const errors: { field: string; message: string }[] = [];
+    const now = this.clock.now();
+    const alerts = body.alerts.map((a: WebhookAlertDto, i: number) => {
+      const startsAt = parseTime(`alerts[${i}].startsAt`, a.startsAt, errors);
+      if (!startsAt && !errors.some((e) => e.field === `alerts[${i}].startsAt`))
+        errors.push({ field: `alerts[${i}].startsAt`, message: `alerts[${i}].startsAt is required` });
+      let endsAt = parseTime(`alerts[${i}].endsAt`, a.endsAt, errors);
+      // For a firing alert endsAt is only the alert manager's timeout estimate; keep null until resolved.
+      if (a.status === 'firing') endsAt = null;
+      else if (!endsAt) endsAt = now;
+      return {
+        fingerprint: a.fingerprint ?? labelFingerprint(a.labels),
+        status: a.status,
+        labels: a.labels,
+        annotations: a.annotations ?? {},
+        startsAt,
+        endsAt,
+      };
+    });
+    if (errors.length) throw new ValidationFailedException(errors);
+    // The same fingerprint twice in one payload: the later entry wins.
+    const byFingerprint = new Map(alerts.map((a) => [a.fingerprint, a]));
+    for (const a of byFingerprint.values()) {
+      await this.txHost.tx.query(
+        `INSERT INTO tenant_alerts (tenant_id, fingerprint, status, labels, annotations, starts_at, ends_at, created_at, modified_at)
+         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $8)
+         ON CONFLICT (tenant_id, fingerprint) DO UPDATE
+           SET status = EXCLUDED.status, labels = EXCLUDED.labels, annotations = EXCLUDED.annotations,
+               starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, modified_at = EXCLUDED.modified_at
+         WHERE NOT (tenant_alerts.status = 'resolved' AND EXCLUDED.status = 'firing' AND EXCLUDED.starts_at <= tenant_alerts.starts_at)
+           AND (tenant_alerts.status, tenant_alerts.labels, tenant_alerts.annotations, tenant_alerts.starts_at, tenant_alerts.ends_at)
+               IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.labels, EXCLUDED.annotations, EXCLUDED.starts_at, EXCLUDED.ends_at)`,
+        [tenant.id, a.fingerprint, a.status, JSON.stringify(a.labels), JSON.stringify(a.annotations), a.startsAt, a.endsAt, now],
+      );
+    }
+    const firing = [...byFingerprint.values()].filter((a) => a.status === 'firing').length;
+    const resolved = byFingerprint.size - firing;
+    this.audit.record({
+      type: 'ALERTS_RECEIVED',
+      organisation: { id: Number(tenant.organisation_id), slug: tenant.org_slug },
+      environment: tenant.e_id ? { id: Number(tenant.e_id), slug: tenant.e_slug! } : null,
+      cluster: tenant.c_id ? { id: Number(tenant.c_id), slug: tenant.c_slug! } : null,
+      referencedEntityIdentity: tenant.identity,
+      subject: `for monitoring tenant ${tenant.slug}`,
+      details: {
+        firing: { old: null, new: firing },
+        resolved: { old: null, new: resolved },
+        receiver: { old: null, new: body.receiver },
+      },
+    });
+    return { message: `Received ${byFingerprint.size} alert${byFingerprint.size === 1 ? '' : 's'}`, firing, resolved };
+  }
+
+  private async validatePayload(raw: unknown): Promise<AlertManagerWebhookDto> {
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+      throw ValidationFailedException.forField('body', 'The body must be the alert-manager webhook JSON object.');
+    const dto = plainToInstance(AlertManagerWebhookDto, raw);
+    const errors = flattenValidationErrors(await validate(dto, { whitelist: true, forbidNonWhitelisted: true }));
+    for (const f of ['groupLabels', 'commonLabels', 'commonAnnotations'] as const) checkStringMap(f, dto[f], errors);
+    (dto.alerts ?? []).forEach((a, i) => {
+      if (a && typeof a === 'object') {
+        checkStringMap(`alerts[${i}].labels`, a.labels, errors);
+        checkStringMap(`alerts[${i}].annotations`, a.annotations, errors);
+      }
+    });
+    if (errors.length) throw new ValidationFailedException(errors);
+    return dto;
+  }
+
+  private toAlert(r: AlertRow): TenantAlert {
+    return {
+      fingerprint: r.fingerprint,
+      status: r.status,
+      labels: r.labels,
+      annotations: r.annotations,
+      startsAt: new Date(r.starts_at).toISOString(),
+      endsAt: r.ends_at ? new Date(r.ends_at).toISOString() : null,
+    };
+  }
+
+  private async alertsOf(tenantIds: string[]): Promise<AlertRow[]> {
+    if (tenantIds.length === 0) return [];
+    return this.txHost.tx.query(
+      `SELECT tenant_id, fingerprint, status, labels, annotations, starts_at, ends_at
+         FROM tenant_alerts WHERE tenant_id = ANY($1::bigint[])
+        ORDER BY (status = 'firing') DESC, starts_at DESC, fingerprint`,
+      [tenantIds],
+    );
+  }
+
+  /** One entry per non-deleted tenant of the organisation, with its stored alerts (firing first). */
+  async listForOrganisation(org: OrganisationEntity): Promise<Alerts[]> {
+    const tenants: TenantRow[] = await this.txHost.tx.query(
+      `${TENANT_SELECT} WHERE t.organisation_id = $1 AND t.deleted_at IS NULL ORDER BY t.slug, t.id`,
+      [org.id],
+    );
+    const rows = await this.alertsOf(tenants.map((t) => String(t.id)));
+    return tenants.map((t) => {
+      const alerts = rows.filter((r) => String(r.tenant_id) === String(t.id)).map((r) => this.toAlert(r));
+      return {
+        tenantSlug: t.slug,
+        clusterSlug: t.c_slug,
+        environmentSlug: t.c_environment_slug ?? t.e_slug,
+        firing: alerts.filter((a) => a.status === 'firing').length,
+        alerts,
+      };
+    });
+  }
+
+  async listForTenant(org: OrganisationEntity, tenantSlug: string): Promise<TenantAlert[]> {
+    const tenant = await this.tenants.findRow(org, tenantSlug);
+    return (await this.alertsOf([String(tenant.id)])).map((r) => this.toAlert(r));
+  }
+}

@@ -1,0 +1,97 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { TENANT_ALERT_STATUSES } from '../tenant-alert.entity';
+
+export const WEBHOOK_MAX_ALERTS = 1000;
+
+const stringMap = {
+  type: 'object',
+  additionalProperties: { type: 'string' },
+} as const;
+
+/** One alert of the alert-manager webhook payload. */
+export class WebhookAlertDto {
+  @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
+  status: 'firing' | 'resolved';
+
+  @ApiProperty({ ...stringMap, example: { alertname: 'NodeDown', severity: 'critical' } }) @IsObject()
+  labels: Record<string, string>;
+
+  @ApiPropertyOptional({ ...stringMap, example: { summary: 'Node is down' } }) @IsOptional() @IsObject()
+  annotations?: Record<string, string>;
+
+  @ApiProperty({ format: 'date-time' }) @IsString() @MaxLength(64)
+  startsAt: string;
+
+  @ApiPropertyOptional({ format: 'date-time', description: '0001-01-01T00:00:00Z (the zero time) means not ended' })
+  @IsOptional() @IsString() @MaxLength(64)
+  endsAt?: string;
+
+  @ApiPropertyOptional({ description: 'Identifies the alert; derived from the labels when absent', maxLength: 128 })
+  @IsOptional() @IsString() @Length(1, 128)
+  fingerprint?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  generatorURL?: string;
+}
+
+/** The common alert-manager webhook JSON (version 4). */
+export class AlertManagerWebhookDto {
+  @ApiProperty({ example: '4' }) @IsString() @MaxLength(16)
+  version: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  groupKey?: string;
+  @ApiPropertyOptional({ type: 'integer' }) @IsOptional() @IsInt() @Min(0)
+  truncatedAlerts?: number;
+  @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
+  status: 'firing' | 'resolved';
+  @ApiProperty() @IsString() @MaxLength(255)
+  receiver: string;
+  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  groupLabels?: Record<string, string>;
+  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  commonLabels?: Record<string, string>;
+  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  commonAnnotations?: Record<string, string>;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  externalURL?: string;
+  @ApiProperty({ type: [WebhookAlertDto], maxItems: WEBHOOK_MAX_ALERTS })
+  @IsArray() @ArrayMaxSize(WEBHOOK_MAX_ALERTS) @ValidateNested({ each: true }) @Type(() => WebhookAlertDto)
+  alerts: WebhookAlertDto[];
+}
+
+export class WebhookReceivedResponse {
+  @ApiProperty({ example: 'Received 2 alerts' }) message: string;
+  @ApiProperty({ type: 'integer' }) firing: number;
+  @ApiProperty({ type: 'integer' }) resolved: number;
+}
+
+export class TenantAlert {
+  @ApiProperty({ example: '5f1c2a9e0b7d3c41' }) fingerprint: string;
+  @ApiProperty({ enum: TENANT_ALERT_STATUSES }) status: string;
+  @ApiProperty(stringMap) labels: Record<string, string>;
+  @ApiProperty(stringMap) annotations: Record<string, string>;
+  @ApiProperty({ format: 'date-time' }) startsAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) endsAt: string | null;
+}
+
+export class Alerts {
+  @ApiProperty({ example: 'production-web' }) tenantSlug: string;
+  @ApiProperty({ nullable: true, type: String, example: 'web' }) clusterSlug: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'production' }) environmentSlug: string | null;
+  @ApiProperty({ type: 'integer', description: 'Number of alerts currently firing' }) firing: number;
+  @ApiProperty({ type: [TenantAlert] }) alerts: TenantAlert[];
+}

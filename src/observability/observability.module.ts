@@ -1,0 +1,27 @@
+import { Module } from '@nestjs/common';
+import { OutboundPolicy } from '../common/outbound-policy';
+import { AlertingConfigService } from './alerting-config.service';
+import { AlertsWebhookController } from './alerts-webhook.controller';
+import { AlertsService } from './alerts.service';
+import { DashboardHealthChecker } from './dashboard-health-checker';
+import { DashboardIntegrationsService } from './dashboard-integrations.service';
+import { IntegrationsController } from './integrations.controller';
+import { MonitoringController } from './monitoring.controller';
+import { OrganisationIntegrationsService } from './organisation-integrations.service';
+import { TenantsService } from './tenants.service';
+
+/** Observability tenants, alerting configuration, alerts, dashboard and organisation integrations. */
+@Module({
+  controllers: [MonitoringController, IntegrationsController, AlertsWebhookController],
+  providers: [
+    OutboundPolicy,
+    TenantsService,
+    AlertingConfigService,
+    AlertsService,
+    DashboardIntegrationsService,
+    DashboardHealthChecker,
+    OrganisationIntegrationsService,
+  ],
+  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy],
+})
+export class ObservabilityModule {}
