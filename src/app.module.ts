@@ -21,9 +21,11 @@ import { MaintenanceModule } from './maintenance/maintenance.module';
 import { UpgradesModule } from './upgrades/upgrades.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
+import { ClustersModule } from './clusters/clusters.module';
 
 /** Feature modules, one per bounded context (DESIGN.md section 1). */
 const FEATURE_MODULES = [
+  ClustersModule,
   ObservabilityModule,
   EnvironmentsModule,
   CloudAccountsModule,

@@ -1,0 +1,96 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable, NotFoundException } from '@nestjs/common';
+import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import type { OrganisationEntity } from '../organisations/organisation.entity';
+import { ClusterLookup } from './cluster-lookup';
+import { ClusterEntity } from './cluster.entity';
+import { ClusterView, ViewOptions } from './cluster-view';
+import type { ClusterResponse } from './dto/cluster.dto';
+
+/** API sort property -> SQL expression (alias c). */
+const SORTABLE: Record<string, string> = {
+  id: 'c.id',
+  name: 'c.name',
+  slug: 'c.slug',
+  status: 'c.status',
+  region: 'c.region',
+  version: 'c.version',
+  cloudProvider: 'c.cloud_provider',
+  createdAt: 'c.created_at',
+  modifiedAt: 'c.modified_at',
+};
+
+interface Scope {
+  organisationId?: number;
+  environmentId?: number;
+  cloudAccountId?: number;
+  maintenanceScheduleId?: number;
+}
+
+/** Reads of clusters: lists (form B pages) and one cluster. Deleted clusters never appear. */
+@Injectable()
+export class ClustersQueryService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly lookup: ClusterLookup,
+    private readonly view: ClusterView,
+  ) {}
+
+  async listForOrganisation(
+    org: OrganisationEntity,
+    query: PageQueryDto & { maintenanceSchedule?: string; includeDetails?: boolean },
+  ): Promise<Page<ClusterResponse>> {
+    const scope: Scope = { organisationId: org.id };
+    if (query.maintenanceSchedule) {
+      const [row] = await this.txHost.tx.query(`SELECT id FROM maintenance_schedules WHERE identity = $1 AND organisation_id = $2`, [
+        query.maintenanceSchedule,
+        org.id,
+      ]);
+      scope.maintenanceScheduleId = row ? Number(row.id) : -1; // unknown schedule: nothing uses it
+    }
+    return this.page(scope, query, { includeDetails: query.includeDetails, showCompute: true });
+  }
+
+  async listForEnvironment(
+    org: OrganisationEntity,
+    envSlug: string,
+    query: PageQueryDto & { includeDetails?: boolean; 'show-compute'?: boolean },
+  ): Promise<Page<ClusterResponse>> {
+    const env = await this.lookup.environment(org, envSlug);
+    return this.page({ organisationId: org.id, environmentId: env.id }, query, {
+      includeDetails: query.includeDetails,
+      showCompute: query['show-compute'],
+    });
+  }
+
+  async listForCloudAccount(org: OrganisationEntity, cloudAccountIdentity: string, query: PageQueryDto): Promise<Page<ClusterResponse>> {
+    const [acc] = /^[0-9a-f-]{36}$/i.test(cloudAccountIdentity)
+      ? await this.txHost.tx.query(`SELECT id FROM cloud_accounts WHERE identity = $1 AND organisation_id = $2`, [cloudAccountIdentity, org.id])
+      : [];
+    if (!acc) throw new NotFoundException(`Cloud account '${cloudAccountIdentity}' was not found in organisation '${org.slug}'.`);
+    return this.page({ organisationId: org.id, cloudAccountId: Number(acc.id) }, query, { showCompute: true });
+  }
+
+  async listAll(query: PageQueryDto & { includeDetails?: boolean }): Promise<Page<ClusterResponse>> {
+    return this.page({}, query, { includeDetails: query.includeDetails, showCompute: true });
+  }
+
+  async get(org: OrganisationEntity, envSlug: string, clusterSlug: string, opts: ViewOptions): Promise<ClusterResponse> {
+    const { cluster } = await this.lookup.cluster(org, envSlug, clusterSlug);
+    return this.view.one(cluster, opts);
+  }
+
+  private async page(scope: Scope, query: PageQueryDto, opts: ViewOptions): Promise<Page<ClusterResponse>> {
+    const req = toPageRequest(query, SORTABLE);
+    const qb = this.txHost.tx.getRepository(ClusterEntity).createQueryBuilder('c').where('c.deleted_at IS NULL');
+    if (scope.organisationId !== undefined) qb.andWhere('c.organisation_id = :org', { org: scope.organisationId });
+    if (scope.environmentId !== undefined) qb.andWhere('c.environment_id = :env', { env: scope.environmentId });
+    if (scope.cloudAccountId !== undefined) qb.andWhere('c.cloud_account_id = :acc', { acc: scope.cloudAccountId });
+    if (scope.maintenanceScheduleId !== undefined) qb.andWhere('c.maintenance_schedule_id = :ms', { ms: scope.maintenanceScheduleId });
+    for (const [expr, dir] of orderByEntries(req, SORTABLE, 'c.id')) qb.addOrderBy(expr, dir);
+    qb.offset(req.offset).limit(req.size);
+    const [rows, total] = await qb.getManyAndCount();
+    return toPage(await this.view.many(rows, opts), total, req, 'B');
+  }
+}

@@ -1,0 +1,31 @@
+import { Module } from '@nestjs/common';
+import { ClustersAdminController } from '../admin/clusters-admin.controller';
+import { ProvisioningModule } from '../provisioning/provisioning.module';
+import { ClusterCatalog } from './cluster-catalog';
+import { ClusterLookup } from './cluster-lookup';
+import { ClusterRules } from './cluster-rules';
+import { ClusterView } from './cluster-view';
+import { ClustersQueryService } from './clusters-query.service';
+import { ClustersController } from './clusters.controller';
+import { NodePoolsController } from './node-pools.controller';
+import { NodePoolsService } from './node-pools.service';
+import { CreateClusterUseCase } from './use-cases/create-cluster.use-case';
+import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
+
+/** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
+@Module({
+  imports: [ProvisioningModule],
+  controllers: [ClustersController, NodePoolsController, ClustersAdminController],
+  providers: [
+    ClusterCatalog,
+    ClusterLookup,
+    ClusterRules,
+    ClusterView,
+    ClustersQueryService,
+    CreateClusterUseCase,
+    UpdateClusterUseCase,
+    NodePoolsService,
+  ],
+  exports: [ClustersQueryService, ClusterView, ProvisioningModule],
+})
+export class ClustersModule {}

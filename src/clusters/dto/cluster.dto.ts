@@ -1,0 +1,379 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsNumber,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { PageQueryDto } from '../../common/paging';
+import {
+  CLUSTER_DESIRED_STATUSES,
+  CLUSTER_STATUSES,
+  CNI_TYPES,
+  POD_SECURITY_STANDARDS_PROFILES,
+  PROVISION_STATUSES,
+} from '../cluster.entity';
+import { CreateClusterNodePoolDto } from './node-pool.dto';
+import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
+
+const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
+const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
+
+export class IpRangeDto {
+  @ApiProperty({ example: '10.244.0.0/16', description: 'A CIDR (IPv4 or IPv6)' })
+  @IsString() @IsCidr()
+  ipRange: string;
+}
+
+export class IpWhitelistRequestDto {
+  @ApiProperty({ type: IpRangeDto })
+  @ValidateNested() @Type(() => IpRangeDto)
+  cidr: IpRangeDto;
+
+  @ApiProperty({ example: 'office', maxLength: 255 })
+  @IsString() @MaxLength(255)
+  description: string;
+}
+
+export class ClusterAutoscalerSettingsDto {
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5 })
+  @IsOptional() @IsNumber() @Min(0) @Max(1)
+  'scale-down-utilization-threshold'?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5 })
+  @IsOptional() @IsNumber() @Min(0) @Max(1)
+  'scale-down-gpu-utilization-threshold'?: number;
+
+  @ApiPropertyOptional({ example: '10m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-delay-after-add ${DURATION_MSG}` })
+  'scale-down-delay-after-add'?: string;
+
+  @ApiPropertyOptional({ example: '10m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-unneeded-time ${DURATION_MSG}` })
+  'scale-down-unneeded-time'?: string;
+
+  @ApiPropertyOptional({ example: '20m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-unready-time ${DURATION_MSG}` })
+  'scale-down-unready-time'?: string;
+
+  @ApiPropertyOptional({ example: '15m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `max-node-provision-time ${DURATION_MSG}` })
+  'max-node-provision-time'?: string;
+
+  @ApiPropertyOptional({ example: '5m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `unremovable-node-recheck-timeout ${DURATION_MSG}` })
+  'unremovable-node-recheck-timeout'?: string;
+}
+
+const ADDONS_SCHEMA = {
+  type: 'object',
+  additionalProperties: {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, customValues: { type: 'object', additionalProperties: { type: 'string' } } },
+  },
+  example: { 'metrics-server': { enabled: true, customValues: {} } },
+  description: 'Add-on name (see the catalog) to its setting',
+} as const;
+
+export class CreateClusterRequest {
+  @ApiProperty({ example: 'web', minLength: 1, maxLength: 63, description: 'The slug is derived from it, unique per environment' })
+  @IsString() @Length(1, 63)
+  name: string;
+
+  @ApiProperty({ format: 'uuid', description: 'A cloud account of the organisation (enabled)' })
+  @IsUUID('all', { message: 'cloudAccountIdentity must be a UUID' })
+  cloudAccountIdentity: string;
+
+  @ApiProperty({ example: 'eu-central-1', description: "A region of the cloud account's provider" })
+  @IsString() @Length(1, 100)
+  region: string;
+
+  @ApiProperty({ example: '1.31.6', description: 'An available cluster version' })
+  @IsString() @Length(1, 50)
+  version: string;
+
+  @ApiProperty({ type: [CreateClusterNodePoolDto], minItems: 1, maxItems: 50 })
+  @IsArray() @ArrayMinSize(1, { message: 'nodePools must contain at least one node pool' }) @ArrayMaxSize(50)
+  @ValidateNested({ each: true }) @Type(() => CreateClusterNodePoolDto)
+  nodePools: CreateClusterNodePoolDto[];
+
+  @ApiPropertyOptional(ADDONS_SCHEMA)
+  @IsOptional() @IsAddonMap()
+  addons?: Record<string, { enabled: boolean; customValues?: Record<string, string> }>;
+
+  @ApiPropertyOptional({ type: IpRangeDto }) @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  clusterPodSubnet?: IpRangeDto;
+
+  @ApiPropertyOptional({ type: IpRangeDto }) @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  serviceSubnet?: IpRangeDto;
+
+  @ApiPropertyOptional({ enum: CNI_TYPES, default: 'cilium' }) @IsOptional() @IsIn(CNI_TYPES)
+  cni?: string;
+
+  @ApiPropertyOptional({ maxLength: 500 }) @IsOptional() @IsString() @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableAutoUpgrade?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'Same as enableHighAvailability' }) @IsOptional() @IsBoolean()
+  enableHA?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableHighAvailability?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableMultiAvailabilityZones?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableNATGateway?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableNetworkEncryption?: boolean;
+
+  @ApiPropertyOptional({ deprecated: true, description: 'Use podSecurityStandardsProfile; true means baseline when no profile is given' })
+  @IsOptional() @IsBoolean()
+  enablePodSecurityStandards?: boolean;
+
+  @ApiPropertyOptional({ type: [IpWhitelistRequestDto] })
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
+  ipWhitelist?: IpWhitelistRequestDto[];
+
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
+  maintenanceScheduleIdentity?: string;
+
+  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  podSecurityStandardsProfile?: string;
+
+  @ApiPropertyOptional({ example: 'stable', description: 'An update channel name' }) @IsOptional() @IsString() @Length(1, 100)
+  updateChannel?: string;
+}
+
+export class ClusterReferenceRequest {
+  @ApiProperty({ format: 'uuid' }) @IsUUID('all', { message: 'upstreamCluster.identity must be a UUID' })
+  identity: string;
+}
+
+/** The update request of DESIGN.md (all optional). `status` records the intent in `desiredStatus`. */
+export class UpdateClusterRequest {
+  @ApiPropertyOptional({ minLength: 1, maxLength: 63, description: 'Display name; the slug (and the URL) stay as created' })
+  @IsOptional() @IsString() @Length(1, 63)
+  name?: string;
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({ enum: CLUSTER_DESIRED_STATUSES, description: 'Requests a transition; 409 when the current status does not allow it' })
+  @IsOptional() @IsIn(CLUSTER_DESIRED_STATUSES)
+  status?: string;
+
+  @ApiPropertyOptional({ example: '1.31.6', description: 'An available upgrade or downgrade target of the current version; only while started or stopped' })
+  @IsOptional() @IsString() @Length(1, 50)
+  version?: string;
+
+  @ApiPropertyOptional({ example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
+  updateChannel?: string | null;
+
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;
+
+  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  podSecurityStandardsProfile?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
+
+  @ApiPropertyOptional({ type: [IpWhitelistRequestDto], description: 'Replaces the whole list' })
+  @IsOptional() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
+  ipWhitelist?: IpWhitelistRequestDto[];
+
+  @ApiPropertyOptional(ADDONS_SCHEMA) @IsOptional() @IsAddonMap()
+  addons?: Record<string, { enabled: boolean; customValues?: Record<string, string> }>;
+
+  @ApiPropertyOptional({ type: ClusterAutoscalerSettingsDto })
+  @IsOptional() @ValidateNested() @Type(() => ClusterAutoscalerSettingsDto)
+  clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
+
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'null detaches the schedule' })
+  @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
+  maintenanceScheduleIdentity?: string | null;
+
+  @ApiPropertyOptional({ type: ClusterReferenceRequest, nullable: true, description: 'null detaches the upstream cluster' })
+  @IsOptional() @ValidateNested() @Type(() => ClusterReferenceRequest)
+  upstreamCluster?: ClusterReferenceRequest | null;
+}
+
+// ------------------------------------------------------------------------------------ queries
+
+export class ClusterOrgListQuery extends PageQueryDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only clusters using this maintenance schedule (its identity)' })
+  @IsOptional() @IsUUID('all', { message: 'maintenanceSchedule must be a maintenance schedule identity (UUID)' })
+  maintenanceSchedule?: string;
+
+  @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
+  includeDetails?: boolean;
+}
+
+export class ClusterDetailQuery {
+  @ApiPropertyOptional({ name: 'show-compute', default: false, description: 'true fills cpu and memory' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'show-compute must be true or false' })
+  'show-compute'?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
+  includeDetails?: boolean;
+}
+
+export class ClusterEnvListQuery extends PageQueryDto {
+  @ApiPropertyOptional({ name: 'show-compute', default: false, description: 'true fills cpu and memory of each cluster' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'show-compute must be true or false' })
+  'show-compute'?: boolean;
+
+  @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
+  includeDetails?: boolean;
+}
+
+// ------------------------------------------------------------------------------------ responses
+
+export class SlugDto {
+  @ApiProperty({ example: 'web' }) slugValue: string;
+}
+
+export class CloudCredentialsReferenceDto {
+  @ApiProperty() displayName: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() isPrimary: boolean;
+}
+
+export class CloudAccountReferenceDto {
+  @ApiProperty() displayName: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ type: CloudCredentialsReferenceDto, nullable: true }) primaryCloudCredentials: CloudCredentialsReferenceDto | null;
+}
+
+export class UpdateChannelDto {
+  @ApiProperty() available: boolean;
+  @ApiProperty({ example: '1.31.6' }) kubernetesClusterVersion: string;
+  @ApiProperty({ example: 'stable' }) name: string;
+}
+
+export class MaintenanceWindowDto {
+  @ApiProperty({ enum: ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] }) day: string;
+  @ApiProperty({ type: 'integer', format: 'int32' }) duration: number;
+  @ApiProperty({ example: '02:00' }) startTime: string;
+}
+
+export class MaintenanceScheduleRefDto {
+  @ApiProperty({ type: 'integer', format: 'int64' }) clusterCount: number;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: [MaintenanceWindowDto] }) windows: MaintenanceWindowDto[];
+}
+
+export class TenantClusterRefDto {
+  @ApiProperty() environmentSlug: string;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+  @ApiProperty() version: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) deletedAt: string | null;
+}
+
+export class TenantEnvironmentRefDto {
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+}
+
+export class ObservabilityTenantDto {
+  @ApiProperty() available: boolean;
+  @ApiProperty({ type: TenantClusterRefDto, nullable: true }) cluster: TenantClusterRefDto | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) modifiedAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) deletedAt: string | null;
+  @ApiProperty({ description: 'Organisation slug' }) customer: string;
+  @ApiProperty({ type: TenantEnvironmentRefDto, nullable: true }) environment: TenantEnvironmentRefDto | null;
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ nullable: true, type: String }) ipWhiteList: string | null;
+  @ApiProperty() name: string;
+  @ApiProperty() slug: string;
+}
+
+export class ActualClusterStateDto {
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) collectedAt: string | null;
+  @ApiProperty({ enum: CLUSTER_STATUSES, nullable: true, type: String }) status: string | null;
+  @ApiProperty({ nullable: true, type: String }) version: string | null;
+}
+
+export class IpWhitelistDto {
+  @ApiProperty({ example: '203.0.113.0/24' }) cidr: string;
+  @ApiProperty() description: string;
+}
+
+export class ClusterReferenceDto {
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ type: SlugDto }) slug: SlugDto;
+  @ApiProperty({ type: SlugDto }) environmentSlug: SlugDto;
+  @ApiProperty() version: string;
+}
+
+export class ClusterResponse {
+  @ApiPropertyOptional({ type: ActualClusterStateDto, description: 'Only with includeDetails=true' }) actualState?: ActualClusterStateDto;
+  @ApiProperty(ADDONS_SCHEMA) addons: Record<string, { enabled: boolean; customValues: Record<string, string> }>;
+  @ApiProperty() platformOIDC: boolean;
+  @ApiProperty() autoUpgrade: boolean;
+  @ApiProperty({ type: CloudAccountReferenceDto }) cloudAccount: CloudAccountReferenceDto;
+  @ApiProperty({ type: CloudCredentialsReferenceDto, nullable: true }) cloudCredentials: CloudCredentialsReferenceDto | null;
+  @ApiProperty({ example: 'platform_1' }) cloudProvider: string;
+  @ApiProperty({ nullable: true, type: String, example: '10.244.0.0/16' }) clusterPodSubnet: string | null;
+  @ApiProperty({ nullable: true, type: String, example: '10.96.0.0/12' }) serviceSubnet: string | null;
+  @ApiProperty({ enum: CNI_TYPES }) cni: string;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'Cores; filled with show-compute=true' }) cpu: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'MiB; filled with show-compute=true' }) memory: number | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) modifiedAt: string;
+  @ApiProperty({ format: 'date-time', nullable: true, type: String }) deletedAt: string | null;
+  @ApiProperty({ format: 'uuid' }) customerIdentity: string;
+  @ApiProperty({ type: SlugDto }) customerSlug: SlugDto;
+  @ApiProperty() deleteProtection: boolean;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ enum: CLUSTER_DESIRED_STATUSES, nullable: true, type: String }) desiredStatus: string | null;
+  @ApiProperty() enableMultiAvailabilityZones: boolean;
+  @ApiProperty() enableNATGateway: boolean;
+  @ApiProperty() enableNetworkEncryption: boolean;
+  @ApiProperty({ format: 'uuid' }) environmentIdentity: string;
+  @ApiProperty() environmentMetricsRules: boolean;
+  @ApiProperty({ type: SlugDto }) environmentSlug: SlugDto;
+  @ApiProperty() highlyAvailable: boolean;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ type: [IpWhitelistDto] }) ipWhitelist: IpWhitelistDto[];
+  @ApiProperty({ type: MaintenanceScheduleRefDto, nullable: true }) maintenanceSchedule: MaintenanceScheduleRefDto | null;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: ObservabilityTenantDto, nullable: true }) observabilityTenant: ObservabilityTenantDto | null;
+  @ApiProperty({ enum: POD_SECURITY_STANDARDS_PROFILES, nullable: true, type: String }) podSecurityStandardsProfile: string | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'Id of the first node pool' }) poolID: number | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Name of the first node pool' }) poolName: string | null;
+  @ApiProperty({ enum: PROVISION_STATUSES }) provisionStatus: string;
+  @ApiProperty() region: string;
+  @ApiProperty({ type: SlugDto }) slug: SlugDto;
+  @ApiProperty({ enum: CLUSTER_STATUSES }) status: string;
+  @ApiProperty({ type: UpdateChannelDto, nullable: true }) updateChannel: UpdateChannelDto | null;
+  @ApiProperty({ example: '1.31.6' }) version: string;
+  @ApiPropertyOptional({ type: ClusterAutoscalerSettingsDto, description: 'Returned by the update operation' })
+  clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
+  @ApiPropertyOptional({ type: ClusterReferenceDto, nullable: true, description: 'Returned by the update operation' })
+  upstreamCluster?: ClusterReferenceDto | null;
+  @ApiPropertyOptional({ type: [ClusterReferenceDto], description: 'Returned by the update operation' })
+  downstreamClusters?: ClusterReferenceDto[];
+}

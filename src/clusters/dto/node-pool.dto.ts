@@ -1,0 +1,105 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { PROVISION_STATUSES } from '../cluster.entity';
+import { NODE_POOL_UPGRADE_STRATEGIES, TAINT_EFFECTS } from '../cluster-node-pool.entity';
+import { IsStringMap } from './validators';
+
+/** Upper bound of a node pool's size (nodes). */
+export const MAX_POOL_SIZE = 1000;
+
+export class NodeTaintDto {
+  @ApiProperty({ example: 'dedicated', minLength: 1, maxLength: 253 })
+  @IsString() @Length(1, 253)
+  key: string;
+
+  @ApiProperty({ example: 'gpu', maxLength: 63 })
+  @IsString() @MaxLength(63)
+  value: string;
+
+  @ApiProperty({ enum: TAINT_EFFECTS, example: 'NoSchedule' })
+  @IsIn(TAINT_EFFECTS)
+  effect: string;
+}
+
+/** CreateClusterNodePool of the interface; also the body of node pool create and update (PUT). */
+export class CreateClusterNodePoolDto {
+  @ApiProperty({ example: 'workers', pattern: '^[a-z0-9-]+$', minLength: 1, maxLength: 25 })
+  @IsString() @Length(1, 25) @Matches(/^[a-z0-9-]+$/, { message: 'name must match ^[a-z0-9-]+$ (lowercase letters, digits and dashes)' })
+  name: string;
+
+  @ApiProperty({ example: 'm5.large', description: "A node type of the cluster's cloud provider" })
+  @IsString() @Length(1, 100)
+  nodeSize: string;
+
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, maximum: MAX_POOL_SIZE, example: 3 })
+  @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
+  minSize: number;
+
+  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, maximum: MAX_POOL_SIZE, example: 5, description: 'At least minSize' })
+  @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
+  maxSize: number;
+
+  @ApiPropertyOptional({ example: 'eu-central-1a', description: "An availability zone of the cluster's region" })
+  @IsOptional() @IsString() @Length(1, 100)
+  availabilityZone?: string;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  autoScaling?: boolean;
+
+  @ApiPropertyOptional({ default: true }) @IsOptional() @IsBoolean()
+  enableNodeAutoReplacement?: boolean;
+
+  @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
+  enableNodeReboots?: boolean;
+
+  @ApiPropertyOptional({ enum: NODE_POOL_UPGRADE_STRATEGIES, default: 'REPLACE' })
+  @IsOptional() @IsIn(NODE_POOL_UPGRADE_STRATEGIES)
+  upgradeStrategy?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { team: 'web' } })
+  @IsOptional() @IsStringMap()
+  annotations?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { tier: 'frontend' } })
+  @IsOptional() @IsStringMap()
+  labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: [NodeTaintDto] })
+  @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => NodeTaintDto)
+  taints?: NodeTaintDto[];
+}
+
+export class NodePoolResponse {
+  @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ nullable: true, type: String }) availabilityZone: string | null;
+  @ApiProperty() nodeSize: string;
+  @ApiProperty() autoScaling: boolean;
+  @ApiProperty({ type: 'integer', format: 'int64' }) minSize: number;
+  @ApiProperty({ type: 'integer', format: 'int64' }) maxSize: number;
+  @ApiProperty() enableNodeAutoReplacement: boolean;
+  @ApiProperty() enableNodeReboots: boolean;
+  @ApiProperty({ enum: NODE_POOL_UPGRADE_STRATEGIES }) upgradeStrategy: string;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) annotations: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) labels: Record<string, string>;
+  @ApiProperty({ type: [NodeTaintDto] }) taints: NodeTaintDto[];
+  @ApiProperty({ enum: PROVISION_STATUSES }) provisionStatus: string;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) modifiedAt: string;
+}

@@ -1,0 +1,170 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { auditDiff } from '../audit/audit-diff';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { Clock } from '../common/clock';
+import type { EnvironmentEntity } from '../environments/environment.entity';
+import type { OrganisationEntity } from '../organisations/organisation.entity';
+import { ClusterLookup } from './cluster-lookup';
+import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from './cluster-node-pool.entity';
+import { ClusterRules } from './cluster-rules';
+import { PROVISIONING_STEPS } from './cluster-state-machine';
+import type { ClusterEntity } from './cluster.entity';
+import { ClusterView } from './cluster-view';
+import type { CreateClusterNodePoolDto, NodePoolResponse } from './dto/node-pool.dto';
+
+const AUDITED = [
+  'name',
+  'nodeSize',
+  'availabilityZone',
+  'autoScaling',
+  'minSize',
+  'maxSize',
+  'enableNodeAutoReplacement',
+  'enableNodeReboots',
+  'upgradeStrategy',
+  'annotations',
+  'labels',
+  'taints',
+] as const;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Node pools of a cluster: list, add, replace (PUT), remove. */
+@Injectable()
+export class NodePoolsService {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly lookup: ClusterLookup,
+    private readonly rules: ClusterRules,
+    private readonly view: ClusterView,
+    private readonly auditRecorder: AuditRecorder,
+  ) {}
+
+  private get repo() {
+    return this.txHost.tx.getRepository(ClusterNodePoolEntity);
+  }
+
+  async list(org: OrganisationEntity, envSlug: string, clusterSlug: string): Promise<NodePoolResponse[]> {
+    const { cluster } = await this.lookup.cluster(org, envSlug, clusterSlug);
+    const pools = await this.repo.find({ where: { clusterId: cluster.id }, order: { id: 'ASC' } });
+    return pools.map((p) => this.view.nodePool(p));
+  }
+
+  async create(org: OrganisationEntity, envSlug: string, clusterSlug: string, body: CreateClusterNodePoolDto): Promise<NodePoolResponse> {
+    const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
+    this.assertChangeable(cluster);
+    await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
+    await this.assertNameFree(cluster, body.name);
+    const now = this.clock.now();
+    const poolsProvisioned = PROVISIONING_STEPS.indexOf(cluster.provisionStatus) >= PROVISIONING_STEPS.indexOf('INITIAL_NODE_POOLS_PROVISIONED');
+    const inserted = await this.repo.insert({
+      clusterId: cluster.id,
+      ...this.fields(body),
+      provisionStatus: poolsProvisioned ? 'DONE' : 'ACCEPTED',
+      createdAt: now,
+      modifiedAt: now,
+    });
+    const pool = await this.repo.findOneByOrFail({ id: Number(inserted.identifiers[0].id) });
+    this.record('NODE_POOL_CREATED', org, environment, cluster, pool, auditDiff(null, pick(pool)));
+    return this.view.nodePool(pool);
+  }
+
+  async update(
+    org: OrganisationEntity,
+    envSlug: string,
+    clusterSlug: string,
+    nodePoolId: string,
+    body: CreateClusterNodePoolDto,
+  ): Promise<NodePoolResponse> {
+    const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
+    const pool = await this.find(cluster, nodePoolId);
+    this.assertChangeable(cluster);
+    await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
+    if (body.name !== pool.name) await this.assertNameFree(cluster, body.name);
+    const before = pick(pool);
+    const now = this.clock.now();
+    await this.repo.update({ id: pool.id }, { ...this.fields(body), modifiedAt: now });
+    const after = await this.repo.findOneByOrFail({ id: pool.id });
+    this.record('NODE_POOL_UPDATED', org, environment, cluster, after, auditDiff(before, pick(after)));
+    return this.view.nodePool(after);
+  }
+
+  async remove(org: OrganisationEntity, envSlug: string, clusterSlug: string, nodePoolId: string): Promise<void> {
+    const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
+    const pool = await this.find(cluster, nodePoolId);
+    this.assertChangeable(cluster);
+    const count = await this.repo.count({ where: { clusterId: cluster.id } });
+    if (count <= 1) {
+      throw new ConflictException(`Node pool '${pool.name}' is the cluster's last node pool; a cluster keeps at least one (delete the cluster instead).`);
+    }
+    await this.repo.delete({ id: pool.id });
+    this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));
+  }
+
+  private fields(body: CreateClusterNodePoolDto) {
+    return {
+      name: body.name,
+      nodeSize: body.nodeSize,
+      availabilityZone: body.availabilityZone ?? null,
+      autoScaling: body.autoScaling ?? false,
+      minSize: body.minSize,
+      maxSize: body.maxSize,
+      enableNodeAutoReplacement: body.enableNodeAutoReplacement ?? true,
+      enableNodeReboots: body.enableNodeReboots ?? false,
+      upgradeStrategy: (body.upgradeStrategy ?? 'REPLACE') as NodePoolUpgradeStrategy,
+      annotations: body.annotations ?? {},
+      labels: body.labels ?? {},
+      taints: (body.taints ?? []).map((t) => ({ key: t.key, value: t.value, effect: t.effect as never })),
+    };
+  }
+
+  private async find(cluster: ClusterEntity, nodePoolId: string): Promise<ClusterNodePoolEntity> {
+    const pool = UUID.test(nodePoolId) ? await this.repo.findOne({ where: { clusterId: cluster.id, identity: nodePoolId } }) : null;
+    if (!pool) throw new NotFoundException(`Node pool '${nodePoolId}' was not found in cluster '${cluster.slug}'.`);
+    return pool;
+  }
+
+  private assertChangeable(cluster: ClusterEntity): void {
+    if (cluster.status === 'deleting' || cluster.status === 'deleted' || cluster.desiredStatus === 'deleting') {
+      throw new ConflictException(`The cluster is being deleted; its node pools cannot change.`);
+    }
+  }
+
+  private async assertNameFree(cluster: ClusterEntity, name: string): Promise<void> {
+    if (await this.repo.exists({ where: { clusterId: cluster.id, name } })) {
+      throw new ConflictException(`A node pool named '${name}' already exists in cluster '${cluster.slug}'; choose another name.`);
+    }
+  }
+
+  private record(
+    type: string,
+    org: OrganisationEntity,
+    env: EnvironmentEntity,
+    cluster: ClusterEntity,
+    pool: ClusterNodePoolEntity,
+    details: ReturnType<typeof auditDiff>,
+  ): void {
+    this.auditRecorder.record({
+      type,
+      organisation: { id: org.id, slug: org.slug },
+      environment: { id: env.id, slug: env.slug },
+      cluster: { id: cluster.id, slug: cluster.slug },
+      nodePool: { id: Number(pool.id), name: pool.name },
+      referencedEntityIdentity: pool.identity,
+      subject: `${pool.name} of cluster ${env.slug}/${cluster.slug}`,
+      details,
+    });
+  }
+}
+
+function pick(p: ClusterNodePoolEntity): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of AUDITED) {
+    const v = (p as unknown as Record<string, unknown>)[k];
+    out[k] = k === 'minSize' || k === 'maxSize' ? Number(v) : v;
+  }
+  return out;
+}

@@ -1,0 +1,199 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ConflictException, Injectable } from '@nestjs/common';
+import { auditDiff } from '../../audit/audit-diff';
+import { AuditRecorder } from '../../audit/audit-recorder';
+import { Clock } from '../../common/clock';
+import { ValidationFailedException } from '../../common/errors';
+import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import { ClusterCatalog } from '../cluster-catalog';
+import { ClusterLookup } from '../cluster-lookup';
+import { ClusterRules } from '../cluster-rules';
+import { decideRequest, downgradeTargets, upgradeTargets, VERSION_CHANGE_STATUSES } from '../cluster-state-machine';
+import { ClusterDesiredStatus, ClusterEntity, PodSecurityStandardsProfile } from '../cluster.entity';
+import type { UpdateClusterRequest } from '../dto/cluster.dto';
+
+export class UpdateClusterCommand {
+  constructor(
+    readonly organisation: OrganisationEntity,
+    readonly environmentSlug: string,
+    readonly clusterSlug: string,
+    readonly request: UpdateClusterRequest,
+  ) {}
+}
+
+const fail = (field: string, message: string) => ValidationFailedException.forField(field, message);
+
+const AUDITED = [
+  'name',
+  'description',
+  'desiredStatus',
+  'version',
+  'updateChannel',
+  'autoUpgrade',
+  'highlyAvailable',
+  'enableNetworkEncryption',
+  'podSecurityStandardsProfile',
+  'deleteProtection',
+  'ipWhitelist',
+  'addons',
+  'clusterAutoscalerSettings',
+  'maintenanceScheduleId',
+  'upstreamClusterId',
+] as const;
+
+const REQUEST_TYPES: Record<ClusterDesiredStatus, string> = {
+  starting: 'CLUSTER_START_REQUESTED',
+  stopping: 'CLUSTER_STOP_REQUESTED',
+  deleting: 'CLUSTER_DELETE_REQUESTED',
+};
+
+/**
+ * The cluster update of DESIGN.md. Settings change at once; `status` records the intent in
+ * `desiredStatus` for the reconciler (409 when the state machine refuses it); `version` only moves to
+ * an available upgrade or downgrade target while the cluster is started or stopped.
+ */
+@Injectable()
+export class UpdateClusterUseCase {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+    private readonly lookup: ClusterLookup,
+    private readonly catalog: ClusterCatalog,
+    private readonly rules: ClusterRules,
+    private readonly auditRecorder: AuditRecorder,
+  ) {}
+
+  async execute(cmd: UpdateClusterCommand): Promise<ClusterEntity> {
+    const { organisation: org, request: req } = cmd;
+    const { environment: env, cluster } = await this.lookup.cluster(org, cmd.environmentSlug, cmd.clusterSlug, true);
+    const before = snapshot(cluster);
+    const next: ClusterEntity = Object.assign(Object.create(Object.getPrototypeOf(cluster)), cluster);
+    let wakeReconciler = false;
+
+    const onlyRepeatsDelete = Object.keys(req).every((k) => k === 'status') && req.status === 'deleting';
+    if (cluster.status === 'deleting' && !onlyRepeatsDelete) {
+      throw new ConflictException(`The cluster is 'deleting'; it cannot be changed any more.`);
+    }
+
+    if (req.name !== undefined) next.name = req.name;
+    if (req.description !== undefined) next.description = req.description ?? null;
+    if (req.enableAutoUpgrade !== undefined) next.autoUpgrade = req.enableAutoUpgrade;
+    if (req.enableHighAvailability !== undefined) next.highlyAvailable = req.enableHighAvailability;
+    if (req.enableNetworkEncryption !== undefined) next.enableNetworkEncryption = req.enableNetworkEncryption;
+    if (req.podSecurityStandardsProfile !== undefined) next.podSecurityStandardsProfile = req.podSecurityStandardsProfile as PodSecurityStandardsProfile;
+    if (req.deleteProtection !== undefined) next.deleteProtection = req.deleteProtection;
+    if (req.ipWhitelist !== undefined) next.ipWhitelist = req.ipWhitelist.map((w) => ({ cidr: w.cidr.ipRange, description: w.description }));
+    if (req.clusterAutoscalerSettings !== undefined) next.clusterAutoscalerSettings = { ...req.clusterAutoscalerSettings };
+    if (req.updateChannel !== undefined && req.updateChannel !== null) {
+      await this.rules.updateChannel(req.updateChannel);
+      next.updateChannel = req.updateChannel;
+    } else if (req.updateChannel === null) next.updateChannel = null;
+    if (req.addons !== undefined) {
+      await this.rules.checkAddons(req.addons);
+      next.addons = { ...cluster.addons };
+      for (const [k, v] of Object.entries(req.addons)) next.addons[k] = { enabled: v.enabled, customValues: v.customValues ?? {} };
+    }
+    if (req.maintenanceScheduleIdentity !== undefined) {
+      next.maintenanceScheduleId = req.maintenanceScheduleIdentity === null ? null : await this.rules.maintenanceScheduleId(org, req.maintenanceScheduleIdentity);
+    }
+    if (req.upstreamCluster !== undefined) {
+      next.upstreamClusterId = req.upstreamCluster === null ? null : await this.upstreamId(org, cluster, req.upstreamCluster.identity);
+    }
+
+    if (req.version !== undefined && req.version !== cluster.version) {
+      if (!VERSION_CHANGE_STATUSES.includes(cluster.status)) {
+        throw new ConflictException(`The version of a cluster can change only while it is started or stopped; it is '${cluster.status}'.`);
+      }
+      const target = await this.catalog.version(req.version);
+      if (!target) throw fail('version', `version '${req.version}' is not a known cluster version`);
+      if (!target.available) throw fail('version', `version '${req.version}' is not available`);
+      const available = await this.catalog.availableVersions();
+      const allowed = [...downgradeTargets(cluster.version, available), ...upgradeTargets(cluster.version, available)];
+      if (!allowed.includes(req.version)) {
+        throw fail(
+          'version',
+          `version '${req.version}' is not an upgrade or downgrade target of ${cluster.version}; allowed: ${allowed.join(', ') || 'none'}`,
+        );
+      }
+      next.version = req.version;
+      wakeReconciler = true;
+    }
+
+    if (req.status !== undefined) {
+      const decision = decideRequest(
+        {
+          status: cluster.status,
+          provisionStatus: cluster.provisionStatus,
+          desiredStatus: cluster.desiredStatus,
+          version: cluster.version,
+          observedVersion: cluster.observedVersion,
+          deleteProtection: next.deleteProtection,
+        },
+        req.status as ClusterDesiredStatus,
+      );
+      if (!decision.ok) throw new ConflictException(decision.message);
+      next.desiredStatus = decision.desiredStatus;
+      if (!decision.noop) wakeReconciler = true;
+    }
+
+    const after = snapshot(next);
+    const details = auditDiff(before, after, [...AUDITED]);
+    const now = this.clock.now();
+    if (Object.keys(details).length) {
+      const patch: Partial<ClusterEntity> = { modifiedAt: now };
+      for (const k of AUDITED) (patch as Record<string, unknown>)[k] = (next as unknown as Record<string, unknown>)[k];
+      if (wakeReconciler) patch.nextAttemptAt = null;
+      await this.txHost.tx.getRepository(ClusterEntity).update({ id: cluster.id }, patch);
+    }
+    if (before.name !== after.name) {
+      await this.txHost.tx.query(`UPDATE observability_tenants SET name = $2, modified_at = $3 WHERE cluster_id = $1 AND deleted_at IS NULL`, [
+        cluster.id,
+        `${env.name}/${after.name}`,
+        now,
+      ]);
+    }
+
+    const statusChanged = req.status !== undefined && details.desiredStatus !== undefined;
+    this.auditRecorder.record({
+      type: statusChanged ? REQUEST_TYPES[req.status as ClusterDesiredStatus] : 'CLUSTER_UPDATED',
+      organisation: { id: org.id, slug: org.slug },
+      environment: { id: env.id, slug: env.slug },
+      cluster: { id: cluster.id, slug: cluster.slug },
+      referencedEntityIdentity: cluster.identity,
+      subject: `${env.slug}/${cluster.slug}`,
+      details,
+    });
+    return this.txHost.tx.getRepository(ClusterEntity).findOneByOrFail({ id: cluster.id });
+  }
+
+  /** A non-deleted cluster of the same organisation, not this one and not downstream of it. */
+  private async upstreamId(org: OrganisationEntity, self: ClusterEntity, identity: string): Promise<number> {
+    const field = 'upstreamCluster.identity';
+    const [row] = await this.txHost.tx.query(`SELECT id FROM clusters WHERE identity = $1 AND organisation_id = $2 AND deleted_at IS NULL`, [
+      identity,
+      org.id,
+    ]);
+    if (!row) throw fail(field, `${field}: no cluster ${identity} in organisation '${org.slug}'`);
+    const id = Number(row.id);
+    if (id === Number(self.id)) throw fail(field, `${field}: a cluster cannot be its own upstream cluster`);
+    const [cycle] = await this.txHost.tx.query(
+      `WITH RECURSIVE up(id, upstream) AS (
+         SELECT id, upstream_cluster_id FROM clusters WHERE id = $1
+         UNION SELECT c.id, c.upstream_cluster_id FROM clusters c JOIN up ON c.id = up.upstream)
+       SELECT 1 FROM up WHERE id = $2 LIMIT 1`,
+      [id, self.id],
+    );
+    if (cycle) throw fail(field, `${field}: that cluster is downstream of this one; the chain would be a cycle`);
+    return id;
+  }
+}
+
+function snapshot(c: ClusterEntity): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of AUDITED) {
+    const v = (c as unknown as Record<string, unknown>)[k];
+    out[k] = k.endsWith('Id') && v != null ? Number(v) : v;
+  }
+  return out;
+}

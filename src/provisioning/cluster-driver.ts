@@ -1,0 +1,30 @@
+import type { ClusterEntity, ClusterStatus } from '../clusters/cluster.entity';
+
+/** What a driver answers for one step. */
+export type DriverOutcome =
+  | { outcome: 'done' }
+  /** Still in progress; ask again at `retryAt`. */
+  | { outcome: 'pending'; retryAt: Date }
+  | { outcome: 'failed'; error: string };
+
+export interface DriverObservation {
+  ok: boolean;
+  /** What the infrastructure reports, when reachable. */
+  status?: ClusterStatus;
+  version?: string | null;
+  error?: string;
+}
+
+/**
+ * The port between the reconciler and the infrastructure. A driver acts on one step of one cluster
+ * (named as in the state machine: a provisionStatus such as `CLUSTER_PROVISIONED`, a status such as
+ * `starting`, or `upgrade`) and observes a cluster's actual state. Calls run inside the reconciler's
+ * transaction (the claimed row is locked), so drivers must be quick and idempotent per step.
+ */
+export interface ClusterDriver {
+  readonly name: string;
+  advance(cluster: ClusterEntity, step: string, now: Date): Promise<DriverOutcome>;
+  observe(cluster: ClusterEntity, now: Date): Promise<DriverObservation>;
+}
+
+export const CLUSTER_DRIVER = Symbol('CLUSTER_DRIVER');

@@ -1,0 +1,294 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ClsService } from 'nestjs-cls';
+import type { AuditDetails } from '../audit/audit-event.entity';
+import { AuditService } from '../audit/audit.service';
+import { SYSTEM_ACTOR } from '../auth/principal';
+import { ClusterEntity, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
+import { controlPlaneExists, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
+import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
+
+/** Clusters handled per pass (each in its own short transaction). */
+const BATCH_SIZE = 50;
+/** How long a stopped cluster with a pending version change waits before it is looked at again. */
+const IDLE_RECHECK_SECONDS = 60;
+
+interface PassResult {
+  id: number;
+  acted: boolean;
+}
+
+/**
+ * The provisioning reconciler: the `clusters` table is the desired state; each pass claims clusters
+ * whose observed state differs (`FOR UPDATE SKIP LOCKED`, so replicas never work on the same row),
+ * asks the driver to act on the one next step of the state machine, and records the step (row,
+ * observed state, audit and activity with actor `system`) in the same transaction. All state is in
+ * the row, so a restarted replica resumes where the last one stopped.
+ */
+@Injectable()
+export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Reconciler');
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly cls: ClsService,
+    private readonly clock: Clock,
+    private readonly audit: AuditService,
+    private readonly config: AppConfig,
+    @Inject(CLUSTER_DRIVER) private readonly driver: ClusterDriver,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.BACKGROUND_JOBS_ENABLED) return;
+    const everyMs = Math.max(this.config.RECONCILE_INTERVAL_SECONDS, 0.1) * 1000;
+    this.timer = setInterval(() => {
+      if (this.inFlight || this.stopped) return;
+      this.inFlight = this.runOnce()
+        .catch((err) => this.logger.error({ err }, 'Reconcile pass failed'))
+        .finally(() => (this.inFlight = null));
+    }, everyMs);
+    this.timer.unref();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.inFlight) await this.inFlight;
+  }
+
+  /** One pass over the due clusters: at most one step per cluster. Answers how many clusters moved. */
+  async runOnce(): Promise<number> {
+    const seen: number[] = [];
+    let acted = 0;
+    for (let i = 0; i < BATCH_SIZE; i++) {
+      let result: PassResult | null;
+      try {
+        result = await this.cls.run(() => this.txHost.withTransaction(() => this.claimAndProcess(seen)));
+      } catch (err) {
+        const id = (err as { clusterId?: number }).clusterId;
+        this.logger.error({ err, clusterId: id }, 'Reconciling a cluster failed');
+        if (id === undefined) throw err;
+        await this.recordCrash(id, err as Error);
+        seen.push(id);
+        continue;
+      }
+      if (!result) break;
+      seen.push(result.id);
+      if (result.acted) acted++;
+    }
+    return acted;
+  }
+
+  private async claimAndProcess(exclude: number[]): Promise<PassResult | null> {
+    const now = this.clock.now();
+    const tx = this.txHost.tx;
+    const rows: { id: string }[] = await tx.query(
+      `SELECT id FROM clusters
+        WHERE ${RECONCILE_CANDIDATE_PREDICATE}
+          AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
+          AND NOT (id = ANY($2::bigint[]))
+        ORDER BY next_attempt_at NULLS FIRST, id
+        LIMIT 1
+        FOR UPDATE SKIP LOCKED`,
+      [now, exclude],
+    );
+    if (!rows.length) return null;
+    const id = Number(rows[0].id);
+    try {
+      const cluster = await tx.getRepository(ClusterEntity).findOneByOrFail({ id });
+      return { id, acted: await this.process(cluster, now) };
+    } catch (err) {
+      (err as { clusterId?: number }).clusterId = id;
+      throw err;
+    }
+  }
+
+  private async process(c: ClusterEntity, now: Date): Promise<boolean> {
+    const repo = this.txHost.tx.getRepository(ClusterEntity);
+    const step = nextReconcileStep(c);
+    if (!step) {
+      // At rest: a fulfilled or meaningless intent is cleared so the row leaves the candidate set.
+      await repo.update({ id: c.id }, { desiredStatus: null, nextAttemptAt: null, observedVersion: c.observedVersion ?? c.version });
+      return false;
+    }
+    if (step.kind === 'idle') {
+      await repo.update({ id: c.id }, { nextAttemptAt: new Date(now.getTime() + IDLE_RECHECK_SECONDS * 1000) });
+      return false;
+    }
+    if (step.kind === 'recover') return this.recover(c, now);
+
+    const outcome = await this.driver.advance(c, step.step, now);
+    if (outcome.outcome === 'pending') {
+      await repo.update({ id: c.id }, { nextAttemptAt: outcome.retryAt });
+      return false;
+    }
+    if (outcome.outcome === 'failed') {
+      await this.fail(c, step, outcome.error, now);
+      return true;
+    }
+    await this.apply(c, step, now);
+    return true;
+  }
+
+  private async apply(c: ClusterEntity, step: Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>, now: Date): Promise<void> {
+    const tx = this.txHost.tx;
+    const before = { status: c.status, provisionStatus: c.provisionStatus, version: c.observedVersion };
+    const patch: Partial<ClusterEntity> = {
+      stepStartedAt: now,
+      nextAttemptAt: null,
+      attempts: 0,
+      lastError: null,
+      observedAt: now,
+      modifiedAt: now,
+    };
+    let details: AuditDetails;
+    let message: string;
+    const subject = await this.subject(c);
+    if (step.kind === 'upgrade') {
+      patch.observedVersion = step.toVersion;
+      patch.observedStatus = c.status;
+      details = { version: { old: before.version, new: step.toVersion } };
+      message = `system upgraded cluster ${subject.text} from ${before.version ?? 'unknown'} to ${step.toVersion}`;
+    } else {
+      patch.status = step.to.status;
+      patch.provisionStatus = step.to.provisionStatus;
+      patch.observedStatus = step.to.status;
+      if (step.fulfilsDesired) patch.desiredStatus = null;
+      if (!c.observedVersion && controlPlaneExists(step.to.provisionStatus)) patch.observedVersion = c.version;
+      if (step.to.status === 'deleted') {
+        patch.deletedAt = now;
+        patch.desiredStatus = null;
+        await tx.query(
+          `UPDATE observability_tenants SET deleted_at = $2, available = false, modified_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL`,
+          [c.id, now],
+        );
+      }
+      if (step.step === 'INITIAL_NODE_POOLS_PROVISIONED') {
+        await tx.query(`UPDATE cluster_node_pools SET provision_status = 'DONE', modified_at = $2 WHERE cluster_id = $1`, [c.id, now]);
+      }
+      details = {};
+      if (before.status !== step.to.status) details.status = { old: before.status, new: step.to.status };
+      if (before.provisionStatus !== step.to.provisionStatus) details.provisionStatus = { old: before.provisionStatus, new: step.to.provisionStatus };
+      message =
+        step.to.status === 'provisioning'
+          ? `system advanced provisioning of cluster ${subject.text} to ${step.to.provisionStatus}`
+          : `system moved cluster ${subject.text} to ${step.to.status}`;
+    }
+    await tx.getRepository(ClusterEntity).update({ id: c.id }, patch);
+    await this.audit.write(
+      { type: step.auditType, ...subject.refs, details: { ...details, step: { old: null, new: step.step } }, subject: subject.text, message },
+      SYSTEM_ACTOR,
+    );
+  }
+
+  private async fail(c: ClusterEntity, step: Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>, error: string, now: Date): Promise<void> {
+    const attempts = c.attempts + 1;
+    await this.txHost.tx.getRepository(ClusterEntity).update(
+      { id: c.id },
+      {
+        status: 'unknown',
+        statusBeforeFault: c.status,
+        lastError: error,
+        attempts,
+        nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempts) * 1000),
+        observedAt: now,
+        observedStatus: 'unknown',
+        modifiedAt: now,
+      },
+    );
+    const subject = await this.subject(c);
+    await this.audit.write(
+      {
+        type: 'CLUSTER_FAILED',
+        ...subject.refs,
+        details: { status: { old: c.status, new: 'unknown' }, step: { old: null, new: step.step }, error: { old: null, new: error } },
+        subject: subject.text,
+        message: `system lost cluster ${subject.text} in step ${step.step}: ${error}`,
+      },
+      SYSTEM_ACTOR,
+    );
+  }
+
+  private async recover(c: ClusterEntity, now: Date): Promise<boolean> {
+    const repo = this.txHost.tx.getRepository(ClusterEntity);
+    const seen = await this.driver.observe(c, now);
+    if (!seen.ok) {
+      const attempts = c.attempts + 1;
+      await repo.update(
+        { id: c.id },
+        {
+          attempts,
+          lastError: seen.error ?? 'The driver could not observe the cluster',
+          nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempts) * 1000),
+          observedAt: now,
+          observedStatus: 'unknown',
+        },
+      );
+      return false;
+    }
+    const resumed = c.statusBeforeFault ?? seen.status ?? 'provisioning';
+    await repo.update(
+      { id: c.id },
+      {
+        status: resumed,
+        statusBeforeFault: null,
+        lastError: null,
+        attempts: 0,
+        nextAttemptAt: null,
+        stepStartedAt: now,
+        observedAt: now,
+        observedStatus: resumed,
+        modifiedAt: now,
+      },
+    );
+    const subject = await this.subject(c);
+    await this.audit.write(
+      {
+        type: 'CLUSTER_RECOVERED',
+        ...subject.refs,
+        details: { status: { old: 'unknown', new: resumed } },
+        subject: subject.text,
+        message: `system recovered cluster ${subject.text} (back to ${resumed})`,
+      },
+      SYSTEM_ACTOR,
+    );
+    return true;
+  }
+
+  /** An unexpected error (not a driver answer): back off without changing the status. */
+  private async recordCrash(id: number, err: Error): Promise<void> {
+    await this.cls.run(() =>
+      this.txHost.withTransaction(async () => {
+        const now = this.clock.now();
+        await this.txHost.tx.query(
+          `UPDATE clusters SET attempts = attempts + 1, last_error = $2,
+                  next_attempt_at = $3::timestamptz + make_interval(secs => LEAST(300, 5 * power(2, attempts)))
+            WHERE id = $1`,
+          [id, `Internal error while reconciling: ${err.message}`.slice(0, 500), now],
+        );
+      }),
+    );
+  }
+
+  private async subject(c: ClusterEntity) {
+    const [row] = await this.txHost.tx.query(
+      `SELECT o.slug AS org_slug, e.slug AS env_slug FROM organisations o JOIN environments e ON e.id = $2 WHERE o.id = $1`,
+      [c.organisationId, c.environmentId],
+    );
+    return {
+      text: `${row?.env_slug ?? '?'}/${c.slug}`,
+      refs: {
+        organisation: { id: c.organisationId, slug: row?.org_slug ?? '' },
+        environment: { id: c.environmentId, slug: row?.env_slug ?? '' },
+        cluster: { id: c.id, slug: c.slug },
+      },
+    };
+  }
+}

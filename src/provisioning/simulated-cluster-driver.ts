@@ -1,0 +1,51 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable } from '@nestjs/common';
+import type { ClusterEntity } from '../clusters/cluster.entity';
+import { AppConfig } from '../config/app-config';
+import type { ClusterDriver, DriverObservation, DriverOutcome } from './cluster-driver';
+
+/**
+ * The default driver (`CLUSTER_DRIVER=simulated`): a step completes once PROVISIONING_STEP_SECONDS
+ * have passed since it started (`step_started_at`). A `simulated_driver_faults` row for the cluster
+ * and step makes the step fail (`remaining` times); step `observe` makes observations fail. Faults live
+ * in the database so every replica sees them.
+ */
+@Injectable()
+export class SimulatedClusterDriver implements ClusterDriver {
+  readonly name = 'simulated';
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly config: AppConfig,
+  ) {}
+
+  async advance(cluster: ClusterEntity, step: string, now: Date): Promise<DriverOutcome> {
+    const startedAt = cluster.stepStartedAt ?? cluster.modifiedAt;
+    const readyAt = new Date(startedAt.getTime() + this.config.PROVISIONING_STEP_SECONDS * 1000);
+    if (readyAt.getTime() > now.getTime()) return { outcome: 'pending', retryAt: readyAt };
+    if (await this.consumeFault(cluster.id, step)) {
+      return { outcome: 'failed', error: `Simulated driver failure in step ${step}` };
+    }
+    return { outcome: 'done' };
+  }
+
+  async observe(cluster: ClusterEntity): Promise<DriverObservation> {
+    if (await this.consumeFault(cluster.id, 'observe')) return { ok: false, error: 'Simulated driver lost contact with the cluster' };
+    return { ok: true, status: cluster.statusBeforeFault ?? cluster.status, version: cluster.observedVersion };
+  }
+
+  /** Decrements one matching fault; true when the step must fail. */
+  private async consumeFault(clusterId: number, step: string): Promise<boolean> {
+    const rows: unknown[] = await this.txHost.tx.query(
+      `WITH hit AS (
+         UPDATE simulated_driver_faults SET remaining = remaining - 1
+          WHERE id = (SELECT id FROM simulated_driver_faults WHERE cluster_id = $1 AND step = $2 AND remaining > 0
+                       ORDER BY id LIMIT 1 FOR UPDATE)
+          RETURNING id)
+       SELECT id FROM hit`,
+      [clusterId, step],
+    );
+    return rows.length > 0;
+  }
+}
