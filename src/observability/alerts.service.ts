@@ -99,10 +99,10 @@ export class AlertsService {
     const errors: { field: string; message: string }[] = [];
     const now = this.clock.now();
     const alerts = body.alerts.map((a: WebhookAlertDto, i: number) => {
-      const startsAt = parseTime(`alerts[${i}].startsAt`, a.startsAt, errors);
-      if (!startsAt && !errors.some((e) => e.field === `alerts[${i}].startsAt`))
-        errors.push({ field: `alerts[${i}].startsAt`, message: `alerts[${i}].startsAt is required` });
-      let endsAt = parseTime(`alerts[${i}].endsAt`, a.endsAt, errors);
+      const startsAt = parseTime(`alerts.${i}.startsAt`, a.startsAt, errors);
+      if (!startsAt && !errors.some((e) => e.field === `alerts.${i}.startsAt`))
+        errors.push({ field: `alerts.${i}.startsAt`, message: `alerts[${i}].startsAt is required` });
+      let endsAt = parseTime(`alerts.${i}.endsAt`, a.endsAt, errors);
       // For a firing alert endsAt is only the alert manager's timeout estimate; keep null until resolved.
       if (a.status === 'firing') endsAt = null;
       else if (!endsAt) endsAt = now;
@@ -155,10 +155,10 @@ export class AlertsService {
     const dto = plainToInstance(AlertManagerWebhookDto, raw);
     const errors = flattenValidationErrors(await validate(dto, { whitelist: true, forbidNonWhitelisted: true }));
     for (const f of ['groupLabels', 'commonLabels', 'commonAnnotations'] as const) checkStringMap(f, dto[f], errors);
-    (dto.alerts ?? []).forEach((a, i) => {
+    (Array.isArray(dto.alerts) ? dto.alerts : []).forEach((a, i) => {
       if (a && typeof a === 'object') {
-        checkStringMap(`alerts[${i}].labels`, a.labels, errors);
-        checkStringMap(`alerts[${i}].annotations`, a.annotations, errors);
+        checkStringMap(`alerts.${i}.labels`, a.labels, errors);
+        checkStringMap(`alerts.${i}.annotations`, a.annotations, errors);
       }
     });
     if (errors.length) throw new ValidationFailedException(errors);
