@@ -1,0 +1,58 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsBoolean, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateIf } from 'class-validator';
+import { CloudProfileResponse } from '../../catalog/dto/catalog.dto';
+import { PageQueryDto } from '../../common/paging';
+import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+
+export class CreateCloudAccountRequest {
+  @ApiProperty({
+    maxLength: 64,
+    example: 'platform-1-default',
+    description: 'Identity (uuid) or slug of an enabled cloud profile from the catalog; the account platform is the profile type',
+  })
+  @IsString() @Length(1, 64)
+  cloudProfile: string;
+
+  @ApiProperty({ minLength: 1, maxLength: 64, example: 'Production account' })
+  @IsString() @Length(1, 64)
+  displayName: string;
+
+  @ApiPropertyOptional(STRING_MAP_SCHEMA)
+  @IsOptional() @IsStringMap()
+  metadata?: Record<string, string>;
+}
+
+export class UpdateCloudAccountRequest {
+  @ApiPropertyOptional({ minLength: 3, maxLength: 64, example: 'Production account (EU)' })
+  @ValidateIf((o: UpdateCloudAccountRequest) => o.displayName !== undefined) @IsString() @Length(3, 64)
+  displayName?: string;
+
+  @ApiPropertyOptional({ example: true })
+  @ValidateIf((o: UpdateCloudAccountRequest) => o.enabled !== undefined) @IsBoolean()
+  enabled?: boolean;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Identity of one of this account\'s credentials, which becomes primary' })
+  @ValidateIf((o: UpdateCloudAccountRequest) => o.primaryCloudCredentials !== undefined)
+  @IsUUID('all', { message: 'primaryCloudCredentials must be a UUID' })
+  primaryCloudCredentials?: string;
+}
+
+export class CloudAccountListQuery extends PageQueryDto {
+  @ApiPropertyOptional({ name: 'display-name', description: 'Case-insensitive part of the display name', maxLength: 64 })
+  @IsOptional() @IsString() @MaxLength(64)
+  'display-name'?: string;
+
+  @ApiPropertyOptional({ name: 'cloud-provider-slug', description: 'Slug (or type value) of the cloud provider', example: 'platform_1' })
+  @IsOptional() @IsString() @MaxLength(64)
+  'cloud-provider-slug'?: string;
+}
+
+export class CloudAccountResponse {
+  @ApiProperty({ type: CloudProfileResponse }) cloudProfile: CloudProfileResponse;
+  @ApiProperty({ example: 'Production account' }) displayName: string;
+  @ApiProperty() enabled: boolean;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty(STRING_MAP_SCHEMA) metadata: Record<string, string>;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'null until the account has credentials' })
+  primaryCloudCredentialsIdentity: string | null;
+}
