@@ -168,9 +168,15 @@ export class CatalogService {
     return this.em.getRepository(CloudProviderAvailabilityZoneEntity).findOne({ where: { regionId: region.id, slug: zoneSlug } });
   }
 
-  /** The catalog entry of a cluster version (`1.31.6`), available or not, or null. */
-  findVersion(version: string): Promise<ClusterVersionEntity | null> {
-    return this.em.getRepository(ClusterVersionEntity).findOne({ where: { version } });
+  /**
+   * The catalog entry of a cluster version (`1.31.6`), available or not, or null.
+   * `{ lockForShare: true }` (inside a transaction, e.g. a mutating request) holds the row until the
+   * transaction ends, so a platform admin cannot delete or withdraw it while a cluster starts using it.
+   */
+  findVersion(version: string, opts: { lockForShare?: boolean } = {}): Promise<ClusterVersionEntity | null> {
+    const qb = this.em.getRepository(ClusterVersionEntity).createQueryBuilder('v').where('v.version = :version', { version });
+    if (opts.lockForShare) qb.setLock('pessimistic_read');
+    return qb.getOne();
   }
 
   /** Every cluster version, available or not, in ascending semver order. */

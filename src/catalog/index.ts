@@ -3,8 +3,12 @@ export { CatalogModule } from './catalog.module';
 export {
   CatalogService,
   providerTypeRank,
+  providerVisibleTo,
+  regionVisibleTo,
   toCloudProviderResponse,
+  toNodeTypeResponse,
   toRegionResponse,
+  toZoneResponse,
   toUpdateChannelResponse,
   toVersionResponse,
 } from './catalog.service';

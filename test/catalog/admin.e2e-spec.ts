@@ -182,6 +182,18 @@ describe('/admin/v1 cluster versions and update channels', () => {
       await insertCluster('old', '1.30.8', { deleted: true });
       expect((await admin().delete('/admin/v1/cluster-versions/1.30.8')).status).toBe(204);
 
+      const target = await insertCluster('batch', '1.31.3');
+      await t.db.query(
+        `INSERT INTO scheduled_cluster_upgrades (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end)
+         VALUES ($1, $2, '1.31.3', '1.31.5', now() + interval '1 day', now() + interval '1 day 2 hours')`,
+        [org.id, target],
+      );
+      const upgrade = await admin().delete('/admin/v1/cluster-versions/1.31.5');
+      expect(upgrade.status).toBe(409);
+      expect(upgrade.body.message).toMatch(/scheduled upgrade/);
+      await t.db.query(`UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED' WHERE cluster_id = $1`, [target]);
+      expect((await admin().delete('/admin/v1/cluster-versions/1.31.5')).status).toBe(204);
+
       const channel = await admin().delete('/admin/v1/cluster-versions/1.32.1');
       expect(channel.status).toBe(409);
       expect(channel.body.message).toMatch(/'rapid'/);

@@ -299,6 +299,42 @@ describe('catalog endpoints', () => {
     });
   });
 
+  describe('OpenAPI document', () => {
+    it('documents every catalog and admin operation with its page form and enums', async () => {
+      const res = await t.http().get('/v3/api-docs');
+      expect(res.status).toBe(200);
+      const paths = res.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      for (const p of [
+        '/api/v1/cloud-providers/{cloudProviderSlug}',
+        '/api/v1/cloud-providers/{cloudProviderSlug}/nodetypes',
+        '/api/v1/orgs/{organisationSlug}/cloud-providers',
+        '/api/v1/orgs/{organisationSlug}/cloud-providers/{provider}/regions',
+        '/api/v1/orgs/{organisationSlug}/cloud-providers/{provider}/regions/{region}/availability-zones',
+        '/api/v1/orgs/{organisationSlug}/cloud-profiles',
+        '/api/v1/cluster-versions',
+        '/api/v1/cluster-versions/{version}/available-upgrades',
+        '/api/v1/cluster-versions/{version}/available-downgrades',
+        '/api/v1/orgs/{organisationSlug}/update-channels',
+        '/api/v1/environments/types',
+        '/api/v1/orgs/{organisationSlug}/environments/types',
+        '/admin/v1/cluster-versions',
+        '/admin/v1/cluster-versions/{version}',
+        '/admin/v1/update-channels',
+        '/admin/v1/update-channels/{name}',
+      ]) {
+        expect(paths[p]).toBeDefined();
+      }
+      expect(Object.keys(paths['/admin/v1/cluster-versions/{version}'].delete.responses)).toContain('204');
+      expect(Object.keys(paths['/admin/v1/cluster-versions'].post.responses)).toContain('200');
+      const schemas = res.body.components.schemas;
+      expect(schemas.CloudProviderResponse.properties.type.enum).toEqual([...CLOUD_PROVIDER_TYPES]);
+      expect(schemas.CloudProviderResponse.properties.privateClusterSetting.enum).toEqual(['UNAVAILABLE', 'ENFORCED', 'PREFERRED', 'SELECTABLE']);
+      expect(schemas.CreateClusterVersionRequest.properties.note.maxLength).toBe(500);
+      expect(JSON.stringify(paths['/api/v1/orgs/{organisationSlug}/cloud-profiles'].get.responses['200'])).toContain('PageFormBDto');
+      expect(JSON.stringify(paths['/api/v1/orgs/{organisationSlug}/cloud-providers'].get.responses['200'])).toContain('PageFormADto');
+    });
+  });
+
   describe('environment types', () => {
     it('answers the list at both paths', async () => {
       const expected = ['production', 'staging', 'development', 'demo', 'other'];
