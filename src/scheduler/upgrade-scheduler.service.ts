@@ -110,6 +110,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         const now = this.clock.now();
         const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
         await this.closeObsolete(now, count);
+        await this.replan(now);
         await this.scheduleNew(now, count);
         await this.notify(now, count);
         await this.start(now, count);
@@ -139,6 +140,53 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
           message: `system superseded the upgrade of cluster ${subject} to ${row.to_cluster_version}: update channel ${row.channel_name} moved to ${row.channel_version}`,
         });
       }
+    }
+  }
+
+  /**
+   * An upgrade the scheduler planned follows its cluster's maintenance schedule: when the schedule
+   * (or the cluster's choice of schedule) changed before the window opened, the upgrade moves to the
+   * schedule's next window and goes back to SCHEDULED so the new window is announced.
+   */
+  private async replan(now: Date): Promise<void> {
+    const rows = await this.q<UpgradeRow & { windows: MaintenanceWindow[] | null }>(
+      `SELECT ${UPGRADE_COLUMNS}, ms.windows
+         ${UPGRADE_FROM}
+         JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+        WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_start > $1
+          AND c.deleted_at IS NULL
+        ORDER BY u.id
+        FOR UPDATE OF u SKIP LOCKED`,
+      [now],
+    );
+    for (const row of rows) {
+      const next = row.windows?.length ? nextWindowStart(row.windows, now) : null;
+      if (!next) continue;
+      if (next.start.getTime() === row.window_start.getTime() && next.end.getTime() === row.window_end.getTime()) continue;
+      await this.savepoint(async () => {
+        await this.q(
+          `UPDATE scheduled_cluster_upgrades
+              SET window_start = $2, window_end = $3, status = 'SCHEDULED', notified_at = NULL, modified_at = $4, version = version + 1
+            WHERE id = $1`,
+          [row.id, next.start, next.end, now],
+        );
+        const details: AuditDetails = {
+          windowStart: { old: row.window_start.toISOString(), new: next.start.toISOString() },
+          windowEnd: { old: row.window_end.toISOString(), new: next.end.toISOString() },
+        };
+        if (row.status !== 'SCHEDULED') details.status = { old: row.status, new: 'SCHEDULED' };
+        await this.audit.write(
+          {
+            type: 'SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED',
+            ...upgradeAuditRefs(row),
+            details,
+            message:
+              `system moved the upgrade of cluster ${this.subject(row)} to ${row.to_cluster_version} to the window ` +
+              `${describeUpgradeWindow(next.start, next.end)}: its maintenance schedule changed`,
+          },
+          SYSTEM_ACTOR,
+        );
+      });
     }
   }
 

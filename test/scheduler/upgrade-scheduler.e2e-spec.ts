@@ -257,4 +257,32 @@ describe('upgrade scheduler', () => {
     const [row] = await t.db.query(`SELECT status FROM scheduled_cluster_upgrades WHERE cluster_id = $1`, [c.id]);
     expect(row.status).toBe('CANCELLED');
   });
+
+  it('moves a planned upgrade when its maintenance schedule changes, and announces the new window', async () => {
+    const created = await t.as(owner.token).post('/api/v1/organisations/acme/maintenance-schedule').send({ name: 'Movable', windows: TUESDAY_NIGHT });
+    const [sched] = await t.db.query(`SELECT id FROM maintenance_schedules WHERE identity = $1`, [created.body.identity]);
+    await createChannel(t, 'ch-move', '1.31.5');
+    const c = await createCluster(t, org, { slug: 'movable', updateChannel: 'ch-move', autoUpgrade: true, maintenanceScheduleId: Number(sched.id) });
+    await moveChannel(t, 'ch-move', '1.31.6');
+    await run(SUNDAY);
+    await run(at('2026-11-23T03:00:00Z'));
+    expect((await upgradesOf(c))[0].status).toBe('SCHEDULED_NOTIFIED');
+
+    t.clock.set(at('2026-11-23T03:30:00Z'));
+    const patched = await t.as(owner.token)
+      .patch(`/api/v1/organisations/acme/maintenance-schedule/${created.body.identity}`)
+      .send({ windows: [{ day: 'WED', startTime: '05:00', duration: 60 }] });
+    expect(patched.status).toBe(200);
+    await run(at('2026-11-23T04:00:00Z'));
+    const [u] = await upgradesOf(c);
+    expect(u).toMatchObject({ status: 'SCHEDULED', windowStart: '2026-11-25T05:00:00.000Z', windowEnd: '2026-11-25T06:00:00.000Z' });
+    const audit = await auditOf(u.identity);
+    expect(audit.map((a: { type: string }) => a.type)).toContain('SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED');
+    await run(at('2026-11-24T05:00:00Z'));
+    expect((await upgradesOf(c))[0].status).toBe('SCHEDULED_NOTIFIED');
+    await run(at('2026-11-25T05:00:00Z'));
+    expect((await upgradesOf(c))[0].status).toBe('UPDATED');
+    const types = (await auditOf(u.identity)).map((a: { type: string }) => a.type);
+    expect(types.filter((x: string) => x === 'SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED')).toHaveLength(1);
+  });
 });
