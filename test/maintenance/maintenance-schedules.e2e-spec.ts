@@ -231,3 +231,36 @@ describe('maintenance schedules', () => {
     expect((await t.as(admin.token).delete(path)).status).toBe(204);
   });
 });
+
+describe('maintenance and upgrade operations in the OpenAPI document', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('documents every operation with its responses, bounds and enums', async () => {
+    const res = await t.http().get('/v3/api-docs');
+    expect(res.status).toBe(200);
+    const doc = res.body;
+    const ms = '/api/v1/organisations/{organisationSlug}/maintenance-schedule';
+    expect(Object.keys(doc.paths[ms])).toEqual(expect.arrayContaining(['get', 'post']));
+    expect(Object.keys(doc.paths[`${ms}/{maintenanceScheduleIdentity}`])).toEqual(expect.arrayContaining(['get', 'patch', 'delete']));
+    expect(doc.paths[ms].post.responses['200']).toBeDefined();
+    expect(doc.paths[`${ms}/{maintenanceScheduleIdentity}`].delete.responses['204']).toBeDefined();
+    expect(doc.paths[`${ms}/{maintenanceScheduleIdentity}`].delete.responses['409']).toBeDefined();
+    const up = '/api/v1/orgs/{organisationSlug}/scheduled-cluster-upgrades';
+    expect(Object.keys(doc.paths[up])).toEqual(['get']);
+    expect(Object.keys(doc.paths[`${up}/{scheduledClusterUpgradeIdentity}`])).toEqual(expect.arrayContaining(['get', 'delete']));
+    expect(doc.paths[`${up}/{scheduledClusterUpgradeIdentity}`].delete.responses['200']).toBeDefined();
+    expect(doc.paths['/admin/v1/scheduled-cluster-upgrades'].post.responses['200']).toBeDefined();
+    expect(doc.paths['/admin/v1/scheduled-cluster-upgrades/{identity}'].patch).toBeDefined();
+    const win = doc.components.schemas.MaintenanceWindowRequest.properties;
+    expect(win.duration).toMatchObject({ minimum: 30, maximum: 1440 });
+    expect(win.day.enum).toEqual(expect.arrayContaining(['MONDAY', 'mon']));
+    const upgrade = doc.components.schemas.ScheduledClusterUpgradeResponse.properties;
+    expect(upgrade.status.enum).toEqual(['SCHEDULED', 'SCHEDULED_NOTIFIED', 'UPDATED', 'SUCCEEDED', 'CANCELLED', 'SUPERSEDED', 'FAILED', 'MISSED']);
+    const params = doc.paths[up].get.parameters.map((p: { name: string }) => p.name);
+    expect(params).toEqual(expect.arrayContaining(['clusterIdentities', 'statuses', 'page', 'size', 'sort']));
+  });
+});
