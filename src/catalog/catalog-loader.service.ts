@@ -101,8 +101,9 @@ export function validateCatalogFile(c: CatalogFile): string[] {
 
 /**
  * Loads data/catalog.yaml at start-up by an idempotent upsert (under an advisory lock, so replicas
- * starting together do it once each without clashing). Rows missing from the file are deleted only
- * when nothing references them; referenced ones are kept and marked unavailable.
+ * starting together do it once each without clashing). Rows missing from the file (regions, zones,
+ * node types, cloud profiles, add-ons) are deleted only when nothing references them; referenced
+ * ones are kept (regions marked unavailable, profiles disabled). Providers are never deleted.
  * Cluster versions and update channels are only inserted when new: platform admins manage them
  * afterwards through /admin/v1, and a restart must not undo their changes. A version an admin
  * deleted is remembered in catalog_deletions and not inserted again; a channel whose version does
@@ -246,6 +247,18 @@ export class CatalogLoader implements OnApplicationBootstrap {
           AND NOT EXISTS (SELECT 1 FROM cloud_accounts a WHERE a.cloud_profile_id = p.id)`,
       [c.cloudProfiles.map((p) => p.identity)],
     );
-    await em.query(`DELETE FROM addons WHERE NOT (name = ANY($1))`, [c.addons.map((a) => a.name)]);
+    await em.query(
+      `DELETE FROM cloud_provider_availability_zones z USING cloud_provider_regions r, cloud_providers cp
+        WHERE r.id = z.region_id AND cp.id = r.provider_id AND NOT (cp.type || '/' || r.slug || '/' || z.slug = ANY($1))
+          AND NOT EXISTS (SELECT 1 FROM cluster_node_pools p JOIN clusters c ON c.id = p.cluster_id
+                           WHERE c.cloud_provider = cp.type AND c.region = r.slug AND p.availability_zone = z.slug)`,
+      [zones.map((z) => `${z.provider}/${z.region}/${z.slug}`)],
+    );
+    // Add-ons still enabled or configured on a live cluster stay, so its `addons` map keeps meaning.
+    await em.query(
+      `DELETE FROM addons a WHERE NOT (a.name = ANY($1))
+          AND NOT EXISTS (SELECT 1 FROM clusters c WHERE c.deleted_at IS NULL AND c.addons ? a.name)`,
+      [c.addons.map((a) => a.name)],
+    );
   }
 }

@@ -96,7 +96,8 @@ describe('catalog load at start-up', () => {
         [org.id, profile.id],
       );
       await t.db.query(
-        `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, slug, name, region, cloud_provider, version) VALUES ($1, $2, $3, 'web', 'web', 'ams3', 'platform_3', '1.31.6')`,
+        `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, slug, name, region, cloud_provider, version, addons)
+         VALUES ($1, $2, $3, 'web', 'web', 'ams3', 'platform_3', '1.31.6', '{"cert-manager": {"enabled": true}}')`,
         [org.id, env.id, account.id],
       );
       const [nt0] = await t.db.query(`SELECT n.modified_at FROM cloud_provider_node_types n JOIN cloud_providers p ON p.id = n.provider_id WHERE p.type = 'platform_1' AND n.type = 't3.medium'`);
@@ -107,6 +108,9 @@ describe('catalog load at start-up', () => {
       p3.regions = p3.regions.filter((r) => r.slug !== 'ams3' && r.slug !== 'lon1'); // ams3 used by a cluster, lon1 not
       c.cloudProviders.find((p) => p.type === 'platform_1')!.nodeTypes.find((n) => n.type === 't3.medium')!.memory = 4000;
       c.updateChannels.push({ name: 'ghost', kubernetesClusterVersion: '9.9.9', available: true }); // unknown version: skipped
+      c.addons = c.addons.filter((a) => a.name !== 'cert-manager' && a.name !== 'external-dns'); // cert-manager used by a cluster
+      const p1 = c.cloudProviders.find((p) => p.type === 'platform_1')!;
+      p1.regions.find((r) => r.slug === 'eu-west-1')!.availabilityZones.pop(); // eu-west-1c, unused
       t.clock.advance(60_000);
       await reload(c);
 
@@ -121,11 +125,17 @@ describe('catalog load at start-up', () => {
       const [untouched1] = await t.db.query(`SELECT n.modified_at FROM cloud_provider_node_types n JOIN cloud_providers p ON p.id = n.provider_id WHERE p.type = 'platform_1' AND n.type = 'm5.large'`);
       expect(untouched1.modified_at.getTime()).toBe(untouched0.modified_at.getTime());
       expect(await t.db.query(`SELECT 1 FROM update_channels WHERE name = 'ghost'`)).toHaveLength(0);
+      const addons = (await t.db.query(`SELECT name FROM addons`)).map((a: { name: string }) => a.name);
+      expect(addons).toContain('cert-manager');
+      expect(addons).not.toContain('external-dns');
+      expect(await t.db.query(`SELECT 1 FROM cloud_provider_availability_zones WHERE slug = 'eu-west-1c'`)).toHaveLength(0);
 
       // the original file again: the region comes back available, nothing duplicated
       await reload(clone());
       const [ams3] = await t.db.query(`SELECT count(*)::int AS n, bool_and(available) AS available FROM cloud_provider_regions WHERE slug = 'ams3'`);
       expect(ams3).toEqual({ n: 1, available: true });
+      expect(await t.db.query(`SELECT 1 FROM cloud_provider_availability_zones WHERE slug = 'eu-west-1c'`)).toHaveLength(1);
+      expect(await t.db.query(`SELECT 1 FROM addons WHERE name IN ('cert-manager', 'external-dns')`)).toHaveLength(2);
     });
   });
 });
