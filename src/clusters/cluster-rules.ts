@@ -26,7 +26,7 @@ export class ClusterRules {
     private readonly catalog: ClusterCatalog,
   ) {}
 
-  /** nodeSize, availabilityZone and minSize <= maxSize of one pool; `prefix` names it (e.g. `nodePools[1].`). */
+  /** nodeSize, availabilityZone and minSize <= maxSize of one pool; `prefix` names it (e.g. `nodePools.1.`). */
   async checkPool(
     pool: CreateClusterNodePoolDto,
     providerType: string,

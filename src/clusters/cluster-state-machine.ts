@@ -54,8 +54,8 @@ export type RequestDecision = { ok: true; desiredStatus: ClusterDesiredStatus; n
  * status is refused with a message naming the status and what it allows.
  */
 export function decideRequest(c: StateView, requested: ClusterDesiredStatus): RequestDecision {
-  if (c.desiredStatus === requested && (requested !== 'deleting' || c.status !== 'deleted')) {
-    return { ok: true, desiredStatus: requested, noop: true };
+  if (c.desiredStatus === requested || (requested === 'deleting' && c.status === 'deleting')) {
+    return { ok: true, desiredStatus: c.desiredStatus ?? requested, noop: true };
   }
   const allowed = allowedRequests(c.status);
   if (!allowed.includes(requested)) {

@@ -72,9 +72,9 @@ export class CreateClusterUseCase {
     const zones = await this.catalog.zones(region.id);
     const names = new Set<string>();
     for (const [i, pool] of req.nodePools.entries()) {
-      if (names.has(pool.name)) throw fail(`nodePools[${i}].name`, `nodePools[${i}].name '${pool.name}' is used by another node pool of the cluster`);
+      if (names.has(pool.name)) throw fail(`nodePools.${i}.name`, `nodePools.${i}.name '${pool.name}' is used by another node pool of the cluster`);
       names.add(pool.name);
-      await this.rules.checkPool(pool, provider, region.slug, `nodePools[${i}].`, { nodeTypes, zones });
+      await this.rules.checkPool(pool, provider, region.slug, `nodePools.${i}.`, { nodeTypes, zones });
     }
 
     if (req.clusterPodSubnet && req.serviceSubnet && cidrsOverlap(req.clusterPodSubnet.ipRange, req.serviceSubnet.ipRange)) {

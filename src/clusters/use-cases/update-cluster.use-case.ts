@@ -133,8 +133,10 @@ export class UpdateClusterUseCase {
         req.status as ClusterDesiredStatus,
       );
       if (!decision.ok) throw new ConflictException(decision.message);
-      next.desiredStatus = decision.desiredStatus;
-      if (!decision.noop) wakeReconciler = true;
+      if (!decision.noop) {
+        next.desiredStatus = decision.desiredStatus;
+        wakeReconciler = true;
+      }
     }
 
     const after = snapshot(next);
