@@ -196,6 +196,40 @@ describe('dashboard and organisation integrations', () => {
     });
   });
 
+  it('an unreachable dashboard is ERROR with the reason', async () => {
+    await create({ apiToken: TOKEN, name: 'Closed', url: 'http://127.0.0.1:1' }).expect(200);
+    t.clock.advance(120_000);
+    await t.get(DashboardHealthChecker).runOnce();
+    t.clock.set(null);
+    const [row] = await t.db.query(`SELECT status, status_message FROM dashboard_integrations WHERE slug = 'closed'`);
+    expect(row).toEqual({ status: 'ERROR', status_message: expect.stringMatching(/unreachable.*ECONNREFUSED/) });
+  });
+
+  it('documents the operations in the OpenAPI document, without the token in responses', async () => {
+    const doc = (await t.http().get('/v3/api-docs')).body;
+    for (const path of [
+      '/api/v1/orgs/{organisationSlug}/monitoring',
+      '/api/v1/orgs/{organisationSlug}/monitoring/count',
+      '/api/v1/orgs/{organisationSlug}/monitoring/{tenantSlug}',
+      '/api/v1/orgs/{organisationSlug}/observability/{tenantSlug}',
+      '/api/v1/orgs/{organisationSlug}/monitoring/{tenantSlug}/alerting',
+      '/api/v1/orgs/{organisationSlug}/monitoring/{tenantSlug}/alerting/validate',
+      '/api/v1/orgs/{organisationSlug}/environments/{environmentSlug}/metrics/alerting',
+      '/api/v1/orgs/{organisationSlug}/environments/{environmentSlug}/metrics/alerting/default-rules',
+      '/api/v1/orgs/{organisationSlug}/alerts',
+      '/api/v1/orgs/{organisationSlug}/alerts/{tenantSlug}',
+      '/api/v1/orgs/{organisationSlug}/integrations',
+      '/api/v1/orgs/{organisationSlug}/integrations/dashboard',
+      '/api/v1/orgs/{organisationSlug}/integrations/dashboard/{integrationSlug}',
+      '/api/v1/orgs/{organisationSlug}/integrations/{organisationIntegrationIdentity}',
+      '/api/v1/observability/{tenantSlug}/alerts/webhook',
+    ])
+      expect(Object.keys(doc.paths)).toContain(path);
+    expect(Object.keys(doc.paths['/api/v1/orgs/{organisationSlug}/integrations/dashboard/{integrationSlug}'].delete.responses)).toContain('204');
+    expect(doc.components.schemas.DashboardIntegrationResponse.properties.apiToken).toBeUndefined();
+    expect(doc.components.schemas.DashboardIntegrationResponse.properties.status.enum).toEqual(['PENDING', 'CONNECTED', 'ERROR']);
+  });
+
   describe('organisation integrations', () => {
     let identity: string;
     let clusters: Record<string, string>;
