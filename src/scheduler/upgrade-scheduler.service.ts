@@ -297,9 +297,25 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
           message: `The upgrade of cluster ${subject} to ${row.to_cluster_version} failed: the cluster was deleted`,
         });
       } else if (row.cluster_status === 'unknown' && row.cluster_last_error) {
+        // The cluster goes back to the version it runs, so the reconciler does not retry the upgrade
+        // outside the window; a new attempt is a new scheduled upgrade.
+        const revertTo = row.cluster_observed_version ?? row.from_cluster_version;
+        const reverts = row.cluster_version === row.to_cluster_version && revertTo !== row.cluster_version;
         await this.transition(row, 'FAILED', now, count, {
-          details: { lastError: { old: null, new: row.cluster_last_error } },
+          details: {
+            lastError: { old: null, new: row.cluster_last_error },
+            ...(reverts ? { version: { old: row.cluster_version, new: revertTo } } : {}),
+          },
           message: `The upgrade of cluster ${subject} from ${row.from_cluster_version} to ${row.to_cluster_version} failed: ${row.cluster_last_error}`,
+          before: reverts
+            ? async () => {
+                await this.q(`UPDATE clusters SET version = $2, modified_at = $3, row_version = row_version + 1 WHERE id = $1`, [
+                  row.cluster_id,
+                  revertTo,
+                  now,
+                ]);
+              }
+            : undefined,
         });
       }
     }

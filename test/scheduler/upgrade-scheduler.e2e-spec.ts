@@ -195,9 +195,15 @@ describe('upgrade scheduler', () => {
     const audit = await auditOf(u.identity);
     expect(audit[audit.length - 1]).toMatchObject({
       type: 'SCHEDULED_CLUSTER_UPGRADE_FAILED',
-      details: { status: { old: 'UPDATED', new: 'FAILED' }, lastError: { old: null, new: 'driver failed: upgrade timed out' } },
+      details: {
+        status: { old: 'UPDATED', new: 'FAILED' },
+        lastError: { old: null, new: 'driver failed: upgrade timed out' },
+        version: { old: '1.31.6', new: '1.31.5' },
+      },
     });
-    await t.db.query(`UPDATE clusters SET status = 'started', version = '1.31.5', last_error = NULL WHERE id = $1`, [c.id]);
+    // the desired version goes back to what the cluster runs, so the upgrade is not retried outside a window
+    expect((await cluster(c)).version).toBe('1.31.5');
+    await t.db.query(`UPDATE clusters SET status = 'started', last_error = NULL WHERE id = $1`, [c.id]);
     await run(at('2026-11-24T05:00:00Z'));
     expect(await upgradesOf(c)).toHaveLength(1);
   });
