@@ -12,6 +12,8 @@ import { AlertManagerWebhookDto, Alerts, TenantAlert, WebhookAlertDto, WebhookRe
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
 
 const MAX_LABELS = 100;
+/** Resolved alerts are kept this long after they ended, then pruned when the tenant's webhook is next called. */
+export const RESOLVED_ALERT_RETENTION_DAYS = 30;
 const MAX_LABEL_KEY = 256;
 const MAX_LABEL_VALUE = 8192;
 
@@ -131,6 +133,10 @@ export class AlertsService {
         [tenant.id, a.fingerprint, a.status, JSON.stringify(a.labels), JSON.stringify(a.annotations), a.startsAt, a.endsAt, now],
       );
     }
+    await this.txHost.tx.query(
+      `DELETE FROM tenant_alerts WHERE tenant_id = $1 AND status = 'resolved' AND ends_at < $2::timestamptz - make_interval(days => $3)`,
+      [tenant.id, now, RESOLVED_ALERT_RETENTION_DAYS],
+    );
     const firing = [...byFingerprint.values()].filter((a) => a.status === 'firing').length;
     const resolved = byFingerprint.size - firing;
     this.audit.record({

@@ -121,6 +121,20 @@ describe('alerts: webhook and listings', () => {
     await send(payload([alert('f1', 'resolved', { startsAt: '2026-11-22T11:00:00Z' })], 'resolved'));
   });
 
+  it('prunes resolved alerts 30 days after they ended', async () => {
+    const [tenant] = await t.db.query(`SELECT id FROM observability_tenants WHERE organisation_id = $1 AND slug = 'production-web'`, [org.id]);
+    await t.db.query(
+      `INSERT INTO tenant_alerts (tenant_id, fingerprint, status, starts_at, ends_at) VALUES
+         ($1, 'old', 'resolved', now() - interval '41 days', now() - interval '31 days'),
+         ($1, 'recent', 'resolved', now() - interval '10 days', now() - interval '29 days')`,
+      [tenant.id],
+    );
+    await send(payload([alert('f2', 'firing')])).expect(200);
+    const rows = await t.db.query(`SELECT fingerprint FROM tenant_alerts WHERE fingerprint IN ('old', 'recent')`);
+    expect(rows).toEqual([{ fingerprint: 'recent' }]);
+    await t.db.query(`DELETE FROM tenant_alerts WHERE fingerprint = 'recent'`);
+  });
+
   it('derives a fingerprint from the labels when none is sent', async () => {
     const a = alert('x', 'firing');
     delete (a as Partial<typeof a>).fingerprint;
