@@ -227,6 +227,29 @@ describe('cloud accounts', () => {
     expect((await admin.delete(`${base}/${acc.body.identity}`)).status).toBe(204);
   });
 
+  it('documents every operation in the OpenAPI document, one credentials body per platform', async () => {
+    const doc = (await t.http().get('/v3/api-docs')).body;
+    const root = '/api/v1/orgs/{organisationSlug}/cloud-accounts';
+    expect(Object.keys(doc.paths[root]).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths[`${root}/{cloudAccountIdentity}`]).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(doc.paths[root].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['display-name', 'cloud-provider-slug', 'page', 'size', 'sort']),
+    );
+    const schemas = new Set<string>();
+    for (const platform of ['platform_1', 'platform_2', 'platform_3', 'platform_4', 'platform_5', 'platform_6', 'platform_7', 'byon', 'none', 'empty']) {
+      const op = doc.paths[`${root}/{cloudAccountIdentity}/credentials/${platform}`]?.post;
+      expect([platform, !!op]).toEqual([platform, true]);
+      expect(op.responses['200']).toBeDefined();
+      schemas.add(op.requestBody.content['application/json'].schema.$ref);
+    }
+    expect(schemas.size).toBe(8);
+    const p1 = doc.components.schemas.Platform1Secret;
+    expect(Object.keys(p1.properties).sort()).toEqual(['accessKeyId', 'accessKeySecret']);
+    expect(doc.components.schemas.CreateCloudAccountRequest.properties.displayName.maxLength).toBe(64);
+    expect(doc.components.schemas.UpdateCloudAccountRequest.properties.displayName).toMatchObject({ minLength: 3, maxLength: 64 });
+    expect(doc.paths[`${root}/{cloudAccountIdentity}/credentials/{credentialsIdentity}`].delete.responses['204']).toBeDefined();
+  });
+
   describe('role matrix', () => {
     let acc: string;
     beforeAll(async () => {

@@ -234,6 +234,24 @@ describe('environments', () => {
     expect(again.body.id).not.toBe(env.body.id);
   });
 
+  it('documents the operations with their bounds in the OpenAPI document', async () => {
+    const doc = (await t.http().get('/v3/api-docs')).body;
+    const root = '/api/v1/orgs/{organisationSlug}/environments';
+    expect(Object.keys(doc.paths[root]).sort()).toEqual(['get', 'post']);
+    expect(Object.keys(doc.paths[`${root}/{environmentSlug}`]).sort()).toEqual(['delete', 'get', 'patch']);
+    expect(Object.keys(doc.paths[`${root}/{environmentSlug}/members/{memberIdentity}`]).sort()).toEqual(['delete', 'post']);
+    expect(doc.paths[`${root}/count`].get).toBeDefined();
+    expect(doc.paths[`${root}/{environmentSlug}/members`].get).toBeDefined();
+    expect(doc.paths[root].get.parameters.map((p: { name: string }) => p.name)).toContain('show-compute');
+    const create = doc.components.schemas.CreateEnvironmentRequest;
+    expect(create.required).toEqual(['name']);
+    expect(create.properties.name).toMatchObject({ minLength: 3, maxLength: 25 });
+    expect(create.properties.description.maxLength).toBe(500);
+    expect(create.properties.purpose.maxLength).toBe(255);
+    expect(create.properties.type.enum).toEqual(['production', 'staging', 'development', 'demo', 'other']);
+    expect(doc.paths[`${root}/{environmentSlug}`].delete.responses['409']).toBeDefined();
+  });
+
   describe('members', () => {
     let env: string;
     beforeAll(async () => {
