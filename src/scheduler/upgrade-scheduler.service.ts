@@ -34,6 +34,7 @@ export interface SchedulerRunResult {
 }
 
 interface OpenUpgradeRow extends UpgradeRow {
+  created_by: string;
   cluster_version: string;
   cluster_status: string;
   cluster_desired_status: string | null;
@@ -123,7 +124,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
 
   // ---- rules -------------------------------------------------------------------------------------
 
-  /** Open upgrades that no longer make sense: cluster deleted (CANCELLED), or overtaken (SUPERSEDED). */
+  /**
+   * Open upgrades that no longer make sense: cluster deleted, auto-upgrade turned off or channel left
+   * or moved back (CANCELLED, for upgrades the scheduler planned); already running the version, or the
+   * channel moved past the target (SUPERSEDED; rule 1 then plans the newer version).
+   */
   private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
     for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`)) {
       const subject = this.subject(row);
@@ -134,6 +139,16 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       } else if (this.atLeast(row.cluster_version, row.to_cluster_version)) {
         await this.transition(row, 'SUPERSEDED', now, count, {
           message: `system superseded the upgrade of cluster ${subject} to ${row.to_cluster_version}: the cluster already runs ${row.cluster_version}`,
+        });
+      } else if (row.created_by === 'system' && (!row.auto_upgrade || !row.channel_version)) {
+        await this.transition(row, 'CANCELLED', now, count, {
+          message:
+            `system cancelled the upgrade of cluster ${subject} to ${row.to_cluster_version}: ` +
+            (row.auto_upgrade ? 'the cluster no longer follows an update channel' : 'auto-upgrade was turned off'),
+        });
+      } else if (row.created_by === 'system' && this.newer(row.to_cluster_version, row.channel_version!)) {
+        await this.transition(row, 'CANCELLED', now, count, {
+          message: `system cancelled the upgrade of cluster ${subject} to ${row.to_cluster_version}: update channel ${row.channel_name} offers ${row.channel_version}`,
         });
       } else if (row.auto_upgrade && row.channel_version && this.newer(row.channel_version, row.to_cluster_version)) {
         await this.transition(row, 'SUPERSEDED', now, count, {
@@ -201,10 +216,10 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         WHERE c.deleted_at IS NULL AND c.auto_upgrade AND c.version <> ch.kubernetes_cluster_version
           AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
                            WHERE u.cluster_id = c.id AND u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED'))
-          -- a cancelled or failed upgrade to this very version is not retried automatically
+          -- a version whose upgrade failed, or a person cancelled, is not planned again by itself
           AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
                            WHERE u.cluster_id = c.id AND u.to_cluster_version = ch.kubernetes_cluster_version
-                             AND u.status IN ('CANCELLED','FAILED'))
+                             AND (u.status = 'FAILED' OR (u.status = 'CANCELLED' AND u.cancelled_by IS DISTINCT FROM 'system')))
         ORDER BY c.id`,
       [],
     );
@@ -341,7 +356,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   /** Upgrades matching `where` with their cluster and channel, locked (rows held elsewhere are skipped). */
   private openUpgrades(where: string, params: unknown[] = []): Promise<OpenUpgradeRow[]> {
     return this.q<OpenUpgradeRow>(
-      `SELECT ${UPGRADE_COLUMNS}, c.version AS cluster_version, c.status AS cluster_status,
+      `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, c.status AS cluster_status,
               c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
               c.observed_version AS cluster_observed_version, c.last_error AS cluster_last_error, c.auto_upgrade,
               ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version
@@ -368,7 +383,8 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
             SET status = $2, modified_at = $3, version = version + 1,
                 notified_at = CASE WHEN $2 = 'SCHEDULED_NOTIFIED' THEN $3 ELSE notified_at END,
                 started_at = CASE WHEN $2 = 'UPDATED' THEN $3 ELSE started_at END,
-                finished_at = CASE WHEN $2 = ANY($5::text[]) THEN $3 ELSE finished_at END
+                finished_at = CASE WHEN $2 = ANY($5::text[]) THEN $3 ELSE finished_at END,
+                cancelled_by = CASE WHEN $2 = 'CANCELLED' THEN 'system' ELSE cancelled_by END
           WHERE id = $1 AND status = $4`,
         [row.id, to, now, row.status, TERMINAL],
       )) as [unknown, number];

@@ -33,6 +33,8 @@ export class ScheduledClusterUpgradeEntity {
   @Column({ type: 'timestamptz', nullable: true }) notifiedAt: Date | null;
   @Column({ type: 'timestamptz', nullable: true }) startedAt: Date | null;
   @Column({ type: 'timestamptz', nullable: true }) finishedAt: Date | null;
+  /** Who cancelled it (status CANCELLED only): a username, or `system` for the scheduler. */
+  @Column({ type: 'text', nullable: true }) cancelledBy: string | null;
   /** `system` for the scheduler, else the platform admin's username. */
   @Column({ type: 'text', default: 'system' }) createdBy: string;
   @Column({ type: 'timestamptz' }) createdAt: Date;

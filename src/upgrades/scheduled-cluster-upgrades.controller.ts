@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
@@ -47,8 +48,9 @@ export class ScheduledClusterUpgradesController {
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended and can no longer be cancelled' })
   cancel(
     @OrgContext() ctx: OrganisationContext,
+    @CurrentPrincipal() p: Principal,
     @Param('scheduledClusterUpgradeIdentity', upgradeIdentity) identity: string,
   ): Promise<ScheduledClusterUpgradeResponse> {
-    return this.upgrades.cancel(ctx.organisation, identity);
+    return this.upgrades.cancel(ctx.organisation, identity, p.user);
   }
 }

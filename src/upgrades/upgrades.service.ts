@@ -95,7 +95,7 @@ export class UpgradesService {
   }
 
   /** DELETE: SCHEDULED or SCHEDULED_NOTIFIED -> CANCELLED; anything else 409. */
-  async cancel(org: OrganisationEntity, identity: string): Promise<ScheduledClusterUpgradeResponse> {
+  async cancel(org: OrganisationEntity, identity: string, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
     const row = await this.findRow(identity, org, true);
     if (!isCancellable(row.status)) {
       throw new ConflictException(
@@ -104,8 +104,9 @@ export class UpgradesService {
     }
     const now = this.clock.now();
     await this.query(
-      `UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED', finished_at = $2, modified_at = $2, version = version + 1 WHERE id = $1`,
-      [row.id, now],
+      `UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED', cancelled_by = $3, finished_at = $2, modified_at = $2, version = version + 1
+        WHERE id = $1`,
+      [row.id, now, by.username],
     );
     this.audit.record({
       type: 'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',

@@ -291,4 +291,44 @@ describe('upgrade scheduler', () => {
     const types = (await auditOf(u.identity)).map((a: { type: string }) => a.type);
     expect(types.filter((x: string) => x === 'SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED')).toHaveLength(1);
   });
+
+  it('cancels a planned upgrade when auto-upgrade is turned off or the channel moves back, but keeps admin-scheduled ones', async () => {
+    await createChannel(t, 'ch-off', '1.31.5');
+    const off = await createCluster(t, org, { slug: 'turned-off', updateChannel: 'ch-off', autoUpgrade: true, maintenanceScheduleId: scheduleId });
+    const back = await createCluster(t, org, { slug: 'moved-back', updateChannel: 'ch-off', autoUpgrade: true, maintenanceScheduleId: scheduleId });
+    await moveChannel(t, 'ch-off', '1.31.6');
+    await run(SUNDAY);
+    await t.db.query(`UPDATE clusters SET auto_upgrade = false WHERE id = $1`, [off.id]);
+    await run(at('2026-11-22T11:00:00Z'));
+    expect((await upgradesOf(off)).map((u) => u.status)).toEqual(['CANCELLED']);
+    expect((await upgradesOf(back)).map((u) => u.status)).toEqual(['SCHEDULED']);
+    const [msg] = await t.db.query(
+      `SELECT message FROM activity_events WHERE type = 'SCHEDULED_CLUSTER_UPGRADE_CANCELLED' AND message LIKE '%production/turned-off%'`,
+    );
+    expect(msg.message).toContain('auto-upgrade was turned off');
+
+    await moveChannel(t, 'ch-off', '1.31.5');
+    await run(at('2026-11-22T12:00:00Z'));
+    expect((await upgradesOf(back)).map((u) => u.status)).toEqual(['CANCELLED']);
+    const [row] = await t.db.query(`SELECT cancelled_by FROM scheduled_cluster_upgrades WHERE cluster_id = $1`, [back.id]);
+    expect(row.cancelled_by).toBe('system');
+    // the scheduler's own cancellation does not block planning that version again
+    await moveChannel(t, 'ch-off', '1.31.6');
+    await run(at('2026-11-22T12:30:00Z'));
+    expect((await upgradesOf(back)).map((u) => `${u.status} ${u.toClusterVersion}`)).toEqual(['CANCELLED 1.31.6', 'SCHEDULED 1.31.6']);
+
+    // an upgrade a platform administrator scheduled is left alone
+    const manual = await createCluster(t, org, { slug: 'admin-planned', version: '1.31.4', maintenanceScheduleId: scheduleId });
+    const res = await t.admin().post('/admin/v1/scheduled-cluster-upgrades').send({
+      clusterIdentity: manual.identity,
+      toClusterVersion: '1.31.6',
+      windowStart: '2026-11-25T01:00:00Z',
+      windowEnd: '2026-11-25T02:00:00Z',
+    });
+    expect(res.status).toBe(200);
+    await run(at('2026-11-22T13:00:00Z'));
+    expect((await upgradesOf(manual)).map((u) => u.status)).toEqual(['SCHEDULED']);
+    await run(at('2026-11-25T01:00:00Z'));
+    expect((await upgradesOf(manual)).map((u) => u.status)).toEqual(['UPDATED']);
+  });
 });

@@ -122,8 +122,9 @@ describe('scheduled cluster upgrades', () => {
       expect(res.status).toBe(200);
       expect(Object.keys(res.body).sort()).toEqual(RESPONSE_KEYS);
       expect(res.body).toMatchObject({ identity: id, status: 'CANCELLED', clusterSlug: c.slug });
-      const [row] = await t.db.query(`SELECT status, finished_at FROM scheduled_cluster_upgrades WHERE identity = $1`, [id]);
+      const [row] = await t.db.query(`SELECT status, finished_at, cancelled_by FROM scheduled_cluster_upgrades WHERE identity = $1`, [id]);
       expect(row.status).toBe('CANCELLED');
+      expect(row.cancelled_by).toBe('up-member');
       expect(row.finished_at).not.toBeNull();
       const audit = await t.db.query(
         `SELECT type, actor_username, cluster_slug, environment_slug, details FROM audit_events WHERE referenced_entity_identity = $1`,
