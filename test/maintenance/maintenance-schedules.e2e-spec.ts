@@ -106,6 +106,13 @@ describe('maintenance schedules', () => {
       await expectField({ name: 'w' }, 'windows');
       await expectField({ name: 'w', windows: [] }, 'windows');
       await expectField({ name: 'w', windows: [tuesday], extra: 1 }, /extra|property/);
+      const days = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'];
+      const many = (n: number) =>
+        Array.from({ length: n }, (_, i) => ({ day: days[i % 7], startTime: `${String(Math.floor(i / 7) * 2).padStart(2, '0')}:00`, duration: 60 }));
+      expect((await create(member.token, { name: 'fifty', windows: many(50) })).status).toBe(200);
+      await expectField({ name: 'fifty-one', windows: many(51) }, 'windows');
+      const trimmed = await create(member.token, { name: '  Spaced  ', windows: [tuesday] });
+      expect(trimmed.body.name).toBe('Spaced');
     });
 
     it('refuses overlapping windows, naming them, including the wrap past Sunday midnight', async () => {
