@@ -1,10 +1,18 @@
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsBoolean, IsOptional } from 'class-validator';
 import { PlatformAdminOnly } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
-import { ApiPageResponse } from '../common/paging';
+import { ApiPageResponse, PageQueryDto } from '../common/paging';
+import { QueryBoolean } from '../clusters/dto/validators';
 import { ClustersQueryService } from '../clusters/clusters-query.service';
-import { ClusterOrgListQuery, ClusterResponse } from '../clusters/dto/cluster.dto';
+import { ClusterResponse } from '../clusters/dto/cluster.dto';
+
+export class AdminClusterListQuery extends PageQueryDto {
+  @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
+  includeDetails?: boolean;
+}
 
 /** Platform operators' view of every organisation's clusters (registered by ClustersModule). */
 @ApiTags('Admin')
@@ -17,7 +25,7 @@ export class ClustersAdminController {
   @ApiOperation({ summary: 'List all clusters of all organisations (platform administrators only)' })
   @ApiPageResponse(ClusterResponse, 'B')
   @ApiStandardErrors({ notFound: false })
-  list(@Query() query: ClusterOrgListQuery) {
+  list(@Query() query: AdminClusterListQuery) {
     return this.queries.listAll(query);
   }
 }

@@ -46,6 +46,7 @@ export function IsAddonMap(options?: ValidationOptions) {
           !!value &&
           typeof value === 'object' &&
           !Array.isArray(value) &&
+          Object.keys(value).length <= 100 &&
           Object.values(value).every((v) => {
             if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
             const { enabled, customValues, ...rest } = v as Record<string, unknown>;
@@ -55,10 +56,11 @@ export function IsAddonMap(options?: ValidationOptions) {
             return (
               typeof customValues === 'object' &&
               !Array.isArray(customValues) &&
-              Object.values(customValues).every((x) => typeof x === 'string')
+              Object.keys(customValues).length <= 100 &&
+              Object.values(customValues).every((x) => typeof x === 'string' && x.length <= 4096)
             );
           }),
-        defaultMessage: (args) => `${args?.property} must map add-on names to {enabled: boolean, customValues?: object of strings}`,
+        defaultMessage: (args) => `${args?.property} must map add-on names to {enabled: boolean, customValues?: object of at most 100 strings (each at most 4096 characters)}`,
       },
     },
     options,
