@@ -9,6 +9,8 @@ import {
 } from '../../src/clusters/cluster-state-machine';
 import { CLUSTER_STATUSES, ClusterDesiredStatus } from '../../src/clusters/cluster.entity';
 import { cidrsOverlap } from '../../src/clusters/cluster-rules';
+import type { ClusterDriver } from '../../src/provisioning/cluster-driver';
+import { selectDriver } from '../../src/provisioning/provisioning.module';
 
 const view = (over: Partial<StateView>): StateView => ({
   status: 'started',
@@ -124,5 +126,13 @@ describe('cluster state machine', () => {
     expect(cidrsOverlap('10.96.0.0/12', '10.0.0.0/8')).toBe(true);
     expect(cidrsOverlap('10.244.0.0/16', '10.96.0.0/12')).toBe(false);
     expect(cidrsOverlap('10.0.0.0/8', 'fd00::/8')).toBe(false);
+  });
+
+  it('selects the cluster driver by CLUSTER_DRIVER (default simulated) and refuses unknown names', () => {
+    const simulated = { name: 'simulated' } as ClusterDriver;
+    expect(selectDriver(undefined, { simulated })).toBe(simulated);
+    expect(selectDriver('', { simulated })).toBe(simulated);
+    expect(selectDriver('simulated', { simulated })).toBe(simulated);
+    expect(() => selectDriver('cloud-x', { simulated })).toThrow(/CLUSTER_DRIVER="cloud-x": unknown cluster driver/);
   });
 });
