@@ -15,6 +15,8 @@ import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
 const BATCH_SIZE = 50;
 /** How long a stopped cluster with a pending version change waits before it is looked at again. */
 const IDLE_RECHECK_SECONDS = 60;
+/** A settled (started or stopped) cluster is observed again when its last observation is this old. */
+export const OBSERVE_EVERY_SECONDS = 60;
 
 interface PassResult {
   id: number;
@@ -83,7 +85,42 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       seen.push(result.id);
       if (result.acted) acted++;
     }
+    acted += await this.cls.run(() => this.txHost.withTransaction(() => this.observeSettled(seen)));
     return acted;
+  }
+
+  /**
+   * Health observation of settled clusters (outside the candidate index): those not observed for
+   * OBSERVE_EVERY_SECONDS are observed; lost contact moves them to `unknown` (recovered by the next
+   * successful observation), otherwise `actualState` is refreshed. Answers how many were lost.
+   */
+  private async observeSettled(exclude: number[]): Promise<number> {
+    const now = this.clock.now();
+    const tx = this.txHost.tx;
+    const rows: { id: string }[] = await tx.query(
+      `SELECT id FROM clusters
+        WHERE deleted_at IS NULL AND status IN ('started', 'stopped') AND desired_status IS NULL
+          AND version IS NOT DISTINCT FROM observed_version
+          AND (observed_at IS NULL OR observed_at <= $1)
+          AND NOT (id = ANY($2::bigint[]))
+        ORDER BY observed_at NULLS FIRST, id
+        LIMIT ${BATCH_SIZE}
+        FOR UPDATE SKIP LOCKED`,
+      [new Date(now.getTime() - OBSERVE_EVERY_SECONDS * 1000), exclude],
+    );
+    let lost = 0;
+    const repo = tx.getRepository(ClusterEntity);
+    for (const { id } of rows) {
+      const c = await repo.findOneByOrFail({ id: Number(id) });
+      const seen = await this.driver.observe(c, now);
+      if (seen.ok) {
+        await repo.update({ id: c.id }, { observedAt: now, observedStatus: seen.status ?? c.status, observedVersion: seen.version ?? c.observedVersion });
+      } else {
+        await this.fail(c, { kind: 'transition', step: 'observe', to: { status: c.status, provisionStatus: c.provisionStatus }, fulfilsDesired: false, auditType: 'CLUSTER_FAILED' }, seen.error ?? 'The driver lost contact with the cluster', now);
+        lost++;
+      }
+    }
+    return lost;
   }
 
   private async claimAndProcess(exclude: number[]): Promise<PassResult | null> {

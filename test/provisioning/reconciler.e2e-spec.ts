@@ -140,6 +140,30 @@ describe('provisioning reconciler', () => {
     expect(types.map((x: { type: string }) => x.type)).toEqual(['CLUSTER_FAILED', 'CLUSTER_RECOVERED', 'CLUSTER_UPGRADED']);
   });
 
+  it('observes settled clusters periodically: lost contact sets unknown, the next successful observation recovers', async () => {
+    await createCluster(t, f, 'watched');
+    await settle(t);
+    const before = await t.db.query(`SELECT observed_at FROM clusters WHERE slug = 'watched'`);
+    expect(await reconciler(t).runOnce()).toBe(0); // observed moments ago: nothing to do
+    t.clock.advance(61_000);
+    expect(await reconciler(t).runOnce()).toBe(0); // healthy: only actualState is refreshed
+    const after = await t.db.query(`SELECT observed_at FROM clusters WHERE slug = 'watched'`);
+    expect(after[0].observed_at.getTime()).toBeGreaterThan(before[0].observed_at.getTime());
+
+    await fault(t, 'watched', 'observe');
+    t.clock.advance(61_000);
+    expect(await reconciler(t).runOnce()).toBeGreaterThanOrEqual(1);
+    expect(await row(t, 'watched')).toMatchObject({ status: 'unknown', status_before_fault: 'started', last_error: 'Simulated driver lost contact with the cluster' });
+    t.clock.advance(6_000);
+    await reconciler(t).runOnce();
+    expect(await row(t, 'watched')).toMatchObject({ status: 'started', status_before_fault: null, last_error: null });
+    const types = await t.db.query(`SELECT type, details->'step'->>'new' AS step FROM audit_events WHERE cluster_slug = 'watched' AND type IN ('CLUSTER_FAILED', 'CLUSTER_RECOVERED') ORDER BY id`);
+    expect(types).toEqual([
+      { type: 'CLUSTER_FAILED', step: 'observe' },
+      { type: 'CLUSTER_RECOVERED', step: null },
+    ]);
+  });
+
   it('compute sums: clusters, environment and organisation totals over non-deleted clusters', async () => {
     const g = await createOrgFixture(t);
     await createCluster(t, g, 'small', { nodePools: [{ name: 'a', nodeSize: 't3.medium', minSize: 3, maxSize: 5 }] }); // 3 x (2, 4096)
