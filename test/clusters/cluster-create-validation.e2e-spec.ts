@@ -199,6 +199,15 @@ describe('cluster create: validation, quota, conflicts and roles', () => {
     expect(res.status).toBe(409);
     expectErrorBody(res.body, 409);
     expect(res.body.message).toContain("'plain'");
+    // tenant slugs are {env}-{cluster}: production/a-b and production-a/b would share one
+    await t.db.query(
+      `INSERT INTO environments (organisation_id, slug, name, created_at, modified_at) VALUES ($1, 'production-a', 'Production A', now(), now())`,
+      [f.orgId],
+    );
+    expect((await create(clusterBody(f, { name: 'a-b' }))).status).toBe(200);
+    const clash = await t.as(f.users.member.token).post(`/api/v1/orgs/${f.orgSlug}/clusters/production-a`).send(clusterBody(f, { name: 'b' }));
+    expect(clash.status).toBe(409);
+    expect(clash.body.message).toContain("'production-a-b'");
     const missing = await t.as(f.users.member.token).post(`/api/v1/orgs/${f.orgSlug}/clusters/nowhere`).send(clusterBody(f, { name: 'x' }));
     expect(missing.status).toBe(404);
     expectErrorBody(missing.body, 404);

@@ -97,6 +97,14 @@ export class CreateClusterUseCase {
     }
     const [taken] = await tx.query(`SELECT 1 FROM clusters WHERE environment_id = $1 AND slug = $2 AND deleted_at IS NULL`, [env.id, slug]);
     if (taken) throw new ConflictException(`A cluster with slug '${slug}' already exists in environment '${env.slug}'; choose another name.`);
+    const tenantSlug = `${env.slug}-${slug}`;
+    const [tenantTaken] = await tx.query(`SELECT 1 FROM observability_tenants WHERE organisation_id = $1 AND slug = $2 AND deleted_at IS NULL`, [
+      org.id,
+      tenantSlug,
+    ]);
+    if (tenantTaken) {
+      throw new ConflictException(`The observability tenant slug '${tenantSlug}' of this cluster is already used in organisation '${org.slug}'; choose another name.`);
+    }
 
     const now = this.clock.now();
     const addons: ClusterAddons = { ...(await this.catalog.defaultAddons()) };
@@ -164,7 +172,7 @@ export class CreateClusterUseCase {
     await tx.query(
       `INSERT INTO observability_tenants (organisation_id, cluster_id, environment_id, slug, name, available, created_at, modified_at)
        VALUES ($1, $2, $3, $4, $5, true, $6, $6)`,
-      [org.id, id, env.id, `${env.slug}-${slug}`.slice(0, 127), `${env.name}/${req.name}`, now],
+      [org.id, id, env.id, tenantSlug, `${env.name}/${req.name}`, now],
     );
 
     this.auditRecorder.record({
