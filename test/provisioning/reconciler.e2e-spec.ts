@@ -1,3 +1,4 @@
+import { CLUSTER_DRIVER, ClusterDriver } from '../../src/provisioning/cluster-driver';
 import { ReconcilerService } from '../../src/provisioning/reconciler.service';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, reconciler, settle } from '../clusters/cluster-fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -162,6 +163,34 @@ describe('provisioning reconciler', () => {
       { type: 'CLUSTER_FAILED', step: 'observe' },
       { type: 'CLUSTER_RECOVERED', step: null },
     ]);
+  });
+
+  it('an unexpected error while reconciling one cluster rolls its step back, backs off, and does not stop the pass', async () => {
+    await createCluster(t, f, 'crashy');
+    await createCluster(t, f, 'steady');
+    const driver = t.app.get<ClusterDriver>(CLUSTER_DRIVER as never);
+    const original = driver.advance.bind(driver);
+    let thrown = false;
+    const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      if (c.slug === 'crashy' && !thrown) {
+        thrown = true;
+        throw new Error('boom');
+      }
+      return original(c, step, now);
+    });
+    try {
+      expect(await reconciler(t).runOnce()).toBe(1); // steady moved, crashy did not
+      expect(await row(t, 'crashy')).toMatchObject({ status: 'new', last_error: 'Internal error while reconciling: boom', attempts: 1 });
+      expect((await row(t, 'crashy')).next_attempt_at.getTime()).toBeGreaterThan(t.clock.now().getTime());
+      expect((await row(t, 'steady')).status).toBe('provisioning');
+      const audits = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE cluster_slug = 'crashy' AND actor_username = 'system'`);
+      expect(audits[0].n).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+    t.clock.advance(11_000);
+    await settle(t);
+    expect(await row(t, 'crashy')).toMatchObject({ status: 'started', last_error: null, attempts: 0 });
   });
 
   it('compute sums: clusters, environment and organisation totals over non-deleted clusters', async () => {
