@@ -164,6 +164,12 @@ describe('cluster update: transitions, delete protection, versions, settings', (
     const activity = await t.db.query(`SELECT message FROM activity_events WHERE type = 'CLUSTER_UPDATED' AND message LIKE '%settings' ORDER BY id LIMIT 1`);
     expect(activity[0].message).toBe(`${f.users.member.username} updated cluster production/settings`);
 
+    // the response's own shape ({cidr: string}) is accepted back
+    const echo = await patch('settings', { ipWhitelist: res.body.ipWhitelist });
+    expect(echo.status).toBe(200);
+    expect(echo.body.ipWhitelist).toEqual([{ cidr: '198.51.100.0/24', description: 'vpn' }]);
+    expect((await patch('settings', { ipWhitelist: [{ cidr: '198.51.100.0/33', description: 'x' }] })).body.errors[0].field).toBe('ipWhitelist.0.cidr.ipRange');
+
     const cleared = await patch('settings', { maintenanceScheduleIdentity: null, upstreamCluster: null, updateChannel: null });
     expect(cleared.body).toMatchObject({ maintenanceSchedule: null, upstreamCluster: null, updateChannel: null });
   });

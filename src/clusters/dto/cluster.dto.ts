@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -38,7 +38,8 @@ export class IpRangeDto {
 }
 
 export class IpWhitelistRequestDto {
-  @ApiProperty({ type: IpRangeDto })
+  @ApiProperty({ type: IpRangeDto, description: 'An IPRange; the CIDR string itself (as answered in ClusterResponse) is accepted too' })
+  @Transform(({ value }) => (typeof value === 'string' ? Object.assign(new IpRangeDto(), { ipRange: value }) : value))
   @ValidateNested() @Type(() => IpRangeDto)
   cidr: IpRangeDto;
 
