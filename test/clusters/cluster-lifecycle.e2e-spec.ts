@@ -50,6 +50,19 @@ describe('cluster lifecycle through the API and the reconciler', () => {
       maintenanceSchedule: null,
       ipWhitelist: [],
     });
+    expect(Object.keys(res.body).sort()).toEqual(
+      [
+        'addons', 'platformOIDC', 'autoUpgrade', 'cloudAccount', 'cloudCredentials', 'cloudProvider', 'clusterPodSubnet', 'serviceSubnet',
+        'cni', 'cpu', 'memory', 'createdAt', 'modifiedAt', 'deletedAt', 'customerIdentity', 'customerSlug', 'deleteProtection',
+        'description', 'desiredStatus', 'enableMultiAvailabilityZones', 'enableNATGateway', 'enableNetworkEncryption',
+        'environmentIdentity', 'environmentMetricsRules', 'environmentSlug', 'highlyAvailable', 'identity', 'ipWhitelist',
+        'maintenanceSchedule', 'name', 'observabilityTenant', 'podSecurityStandardsProfile', 'poolID', 'poolName', 'provisionStatus',
+        'region', 'slug', 'status', 'updateChannel', 'version',
+      ].sort(),
+    );
+    expect(Object.keys(res.body.observabilityTenant).sort()).toEqual(
+      ['available', 'cluster', 'createdAt', 'modifiedAt', 'deletedAt', 'customer', 'environment', 'id', 'identity', 'ipWhiteList', 'name', 'slug'].sort(),
+    );
     expect(res.body.addons['metrics-server']).toEqual({ enabled: true, customValues: {} });
     expect(res.body).not.toHaveProperty('actualState');
     const audit = await t.db.query(`SELECT type, actor_username, cluster_slug, environment_slug FROM audit_events WHERE type = 'CLUSTER_CREATED'`);
