@@ -171,6 +171,52 @@ export function controlPlaneExists(ps: ProvisionStatus): boolean {
   return PROVISIONING_STEPS.indexOf(ps) >= PROVISIONING_STEPS.indexOf('CLUSTER_PROVISIONED');
 }
 
+/** What a completed step changes in the state (the reconciler writes it to the row). */
+export interface StateChange {
+  status: ClusterStatus;
+  provisionStatus: ProvisionStatus;
+  desiredStatus: ClusterDesiredStatus | null;
+  observedVersion: string | null;
+  /** Always cleared: a completed step leaves any fault behind. */
+  statusBeforeFault: null;
+  /** The cluster is gone: set deleted_at and soft-delete its tenant. */
+  deleted: boolean;
+}
+
+/** The state after a successful driver step. */
+export function afterStep(c: StateView, step: Transition | UpgradeStep): StateChange {
+  if (step.kind === 'upgrade') {
+    return {
+      status: c.status,
+      provisionStatus: c.provisionStatus,
+      desiredStatus: c.desiredStatus,
+      observedVersion: step.toVersion,
+      statusBeforeFault: null,
+      deleted: false,
+    };
+  }
+  const deleted = step.to.status === 'deleted';
+  return {
+    status: step.to.status,
+    provisionStatus: step.to.provisionStatus,
+    desiredStatus: step.fulfilsDesired || deleted ? null : c.desiredStatus,
+    observedVersion: !c.observedVersion && controlPlaneExists(step.to.provisionStatus) ? c.version : c.observedVersion,
+    statusBeforeFault: null,
+    deleted,
+  };
+}
+
+/** A failed step or a lost observation: `unknown`, remembering where to come back to. */
+export function afterFailure(c: StateView): { status: ClusterStatus; statusBeforeFault: ClusterStatus } {
+  // A cluster already in unknown keeps the status it remembered.
+  return { status: 'unknown', statusBeforeFault: c.status === 'unknown' ? (c.statusBeforeFault ?? 'provisioning') : c.status };
+}
+
+/** A successful observation of a cluster in `unknown`: back to the remembered status. */
+export function afterRecovery(c: StateView, observed?: ClusterStatus): { status: ClusterStatus; statusBeforeFault: null } {
+  return { status: c.statusBeforeFault ?? observed ?? 'provisioning', statusBeforeFault: null };
+}
+
 // ------------------------------------------------------------------------------------ versions
 
 /**

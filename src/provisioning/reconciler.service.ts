@@ -6,7 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
 import { SYSTEM_ACTOR } from '../auth/principal';
 import { ClusterEntity, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
-import { controlPlaneExists, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
+import { afterFailure, afterRecovery, afterStep, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
@@ -188,20 +188,19 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     let details: AuditDetails;
     let message: string;
     const subject = await this.subject(c);
+    const change = afterStep(c, step);
+    patch.status = change.status;
+    patch.provisionStatus = change.provisionStatus;
+    patch.desiredStatus = change.desiredStatus;
+    patch.observedVersion = change.observedVersion;
+    patch.statusBeforeFault = change.statusBeforeFault;
+    patch.observedStatus = change.status;
     if (step.kind === 'upgrade') {
-      patch.observedVersion = step.toVersion;
-      patch.observedStatus = c.status;
       details = { version: { old: before.version, new: step.toVersion } };
       message = `system upgraded cluster ${subject.text} from ${before.version ?? 'unknown'} to ${step.toVersion}`;
     } else {
-      patch.status = step.to.status;
-      patch.provisionStatus = step.to.provisionStatus;
-      patch.observedStatus = step.to.status;
-      if (step.fulfilsDesired) patch.desiredStatus = null;
-      if (!c.observedVersion && controlPlaneExists(step.to.provisionStatus)) patch.observedVersion = c.version;
-      if (step.to.status === 'deleted') {
+      if (change.deleted) {
         patch.deletedAt = now;
-        patch.desiredStatus = null;
         await tx.query(
           `UPDATE observability_tenants SET deleted_at = $2, available = false, modified_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL`,
           [c.id, now],
@@ -211,12 +210,12 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         await tx.query(`UPDATE cluster_node_pools SET provision_status = 'DONE', modified_at = $2 WHERE cluster_id = $1`, [c.id, now]);
       }
       details = {};
-      if (before.status !== step.to.status) details.status = { old: before.status, new: step.to.status };
-      if (before.provisionStatus !== step.to.provisionStatus) details.provisionStatus = { old: before.provisionStatus, new: step.to.provisionStatus };
+      if (before.status !== change.status) details.status = { old: before.status, new: change.status };
+      if (before.provisionStatus !== change.provisionStatus) details.provisionStatus = { old: before.provisionStatus, new: change.provisionStatus };
       message =
-        step.to.status === 'provisioning'
-          ? `system advanced provisioning of cluster ${subject.text} to ${step.to.provisionStatus}`
-          : `system moved cluster ${subject.text} to ${step.to.status}`;
+        change.status === 'provisioning'
+          ? `system advanced provisioning of cluster ${subject.text} to ${change.provisionStatus}`
+          : `system moved cluster ${subject.text} to ${change.status}`;
     }
     await tx.getRepository(ClusterEntity).update({ id: c.id }, patch);
     await this.audit.write(
@@ -230,8 +229,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     await this.txHost.tx.getRepository(ClusterEntity).update(
       { id: c.id },
       {
-        status: 'unknown',
-        statusBeforeFault: c.status,
+        ...afterFailure(c),
         lastError: error,
         attempts,
         nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempts) * 1000),
@@ -270,7 +268,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       );
       return false;
     }
-    const resumed = c.statusBeforeFault ?? seen.status ?? 'provisioning';
+    const { status: resumed } = afterRecovery(c, seen.status);
     await repo.update(
       { id: c.id },
       {

@@ -1,13 +1,19 @@
+import * as fc from 'fast-check';
 import {
+  afterFailure,
+  afterRecovery,
+  afterStep,
   allowedRequests,
   decideRequest,
   downgradeTargets,
   nextReconcileStep,
   retryDelaySeconds,
+  SETTLED_STATUSES,
   StateView,
   upgradeTargets,
+  VERSION_CHANGE_STATUSES,
 } from '../../src/clusters/cluster-state-machine';
-import { CLUSTER_STATUSES, ClusterDesiredStatus } from '../../src/clusters/cluster.entity';
+import { CLUSTER_STATUSES, ClusterDesiredStatus, ClusterStatus, PROVISION_STATUSES } from '../../src/clusters/cluster.entity';
 import { cidrsOverlap } from '../../src/clusters/cluster-rules';
 import type { ClusterDriver } from '../../src/provisioning/cluster-driver';
 import { selectDriver } from '../../src/provisioning/provisioning.module';
@@ -134,5 +140,88 @@ describe('cluster state machine', () => {
     expect(selectDriver('', { simulated })).toBe(simulated);
     expect(selectDriver('simulated', { simulated })).toBe(simulated);
     expect(() => selectDriver('cloud-x', { simulated })).toThrow(/CLUSTER_DRIVER="cloud-x": unknown cluster driver/);
+  });
+
+  it('property: any mix of requests, version changes, driver successes and failures keeps the machine consistent and live', () => {
+    const EDGES = new Set([
+      'new>provisioning',
+      'provisioning>provisioning',
+      'provisioning>provisioned',
+      'provisioned>starting',
+      'starting>started',
+      'started>stopping',
+      'stopping>stopped',
+      'stopped>starting',
+      'started>started', // upgrade
+      'provisioned>deleting',
+      'started>deleting',
+      'stopped>deleting',
+      'unknown>deleting',
+      'deleting>deleted',
+    ]);
+    const action = fc.oneof(
+      fc.record({ kind: fc.constant('request' as const), s: fc.constantFrom<ClusterDesiredStatus>('starting', 'stopping', 'deleting') }),
+      fc.record({ kind: fc.constant('version' as const), v: fc.constantFrom('1.31.5', '1.31.6', '1.32.0') }),
+      fc.record({ kind: fc.constant('step' as const), ok: fc.boolean() }),
+    );
+    fc.assert(
+      fc.property(fc.array(action, { maxLength: 80 }), fc.boolean(), (actions, protectedCluster) => {
+        let c: StateView = {
+          status: 'new',
+          provisionStatus: 'ACCEPTED',
+          desiredStatus: 'starting',
+          version: '1.31.5',
+          observedVersion: null,
+          statusBeforeFault: null,
+          deleteProtection: protectedCluster,
+        };
+        const step = (ok: boolean): boolean => {
+          const next = nextReconcileStep(c);
+          if (!next || next.kind === 'idle') return false;
+          if (next.kind === 'recover') {
+            if (ok) c = { ...c, ...afterRecovery(c) };
+            return true;
+          }
+          if (!ok) {
+            c = { ...c, ...afterFailure(c) };
+            return true;
+          }
+          const before = c;
+          const change = afterStep(c, next);
+          expect(EDGES.has(`${before.status}>${change.status}`)).toBe(true);
+          expect(PROVISION_STATUSES.indexOf(change.provisionStatus)).toBeGreaterThanOrEqual(PROVISION_STATUSES.indexOf(before.provisionStatus));
+          if (change.deleted) expect(before.status).toBe('deleting');
+          c = { ...c, ...change };
+          return true;
+        };
+        for (const a of actions) {
+          if (a.kind === 'request') {
+            const d = decideRequest(c, a.s);
+            if (d.ok && !d.noop) {
+              if (a.s === 'deleting') {
+                expect(SETTLED_STATUSES).toContain(c.status);
+                expect(c.deleteProtection).toBe(false);
+              }
+              c = { ...c, desiredStatus: d.desiredStatus };
+            }
+          } else if (a.kind === 'version') {
+            if (VERSION_CHANGE_STATUSES.includes(c.status)) c = { ...c, version: a.v };
+          } else {
+            step(a.ok);
+          }
+          expect(CLUSTER_STATUSES).toContain(c.status);
+          expect(c.status === 'unknown').toBe(c.statusBeforeFault != null);
+          if (c.status === 'deleted') expect(nextReconcileStep(c)).toBeNull();
+        }
+        // liveness: with a healthy driver and no more requests the cluster comes to rest quickly
+        let moves = 0;
+        while (step(true)) expect(++moves).toBeLessThan(15);
+        const rest: ClusterStatus[] = ['started', 'stopped', 'deleted'];
+        expect(rest).toContain(c.status);
+        expect(c.desiredStatus).toBeNull();
+        if (c.status === 'started') expect(c.observedVersion).toBe(c.version);
+      }),
+      { numRuns: 500 },
+    );
   });
 });
