@@ -34,7 +34,7 @@ async function freePort(): Promise<number> {
 
 function startService(dataDir: string, port: number): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
   let out = '';
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   delete env.CREDENTIALS_ENCRYPTION_KEY;
   const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], { cwd: path.resolve(__dirname, '../..'), env });

@@ -1,11 +1,13 @@
 import * as http from 'http';
 import { exportJWK, generateKeyPair, JWK, SignJWT } from 'jose';
+
+type SigningKey = Awaited<ReturnType<typeof generateKeyPair>>['privateKey'];
 import type { AddressInfo } from 'net';
 
 /** A local OIDC issuer: discovery document + JWKS, and a signer for test tokens. */
 export class TestIssuer {
   private server?: http.Server;
-  private privateKey!: CryptoKey;
+  private privateKey!: SigningKey;
   private jwk!: JWK;
   url = '';
 
@@ -28,7 +30,7 @@ export class TestIssuer {
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
   }
 
-  async sign(claims: Record<string, unknown>, opts: { audience?: string; expiresIn?: string | number; issuer?: string; key?: CryptoKey } = {}): Promise<string> {
+  async sign(claims: Record<string, unknown>, opts: { audience?: string; expiresIn?: string | number; issuer?: string; key?: SigningKey } = {}): Promise<string> {
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
       .setIssuedAt()
