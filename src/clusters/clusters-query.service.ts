@@ -4,7 +4,7 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
-import { ClusterEntity } from './cluster.entity';
+import { clusterPage, ClusterScope } from './cluster-read';
 import { ClusterView, ViewOptions } from './cluster-view';
 import type { ClusterResponse } from './dto/cluster.dto';
 
@@ -21,12 +21,6 @@ const SORTABLE: Record<string, string> = {
   modifiedAt: 'c.modified_at',
 };
 
-interface Scope {
-  organisationId?: number;
-  environmentId?: number;
-  cloudAccountId?: number;
-  maintenanceScheduleId?: number;
-}
 
 /** Reads of clusters: lists (form B pages) and one cluster. Deleted clusters never appear. */
 @Injectable()
@@ -41,7 +35,7 @@ export class ClustersQueryService {
     org: OrganisationEntity,
     query: PageQueryDto & { maintenanceSchedule?: string; includeDetails?: boolean },
   ): Promise<Page<ClusterResponse>> {
-    const scope: Scope = { organisationId: org.id };
+    const scope: ClusterScope = { organisationId: org.id };
     if (query.maintenanceSchedule) {
       const [row] = await this.txHost.tx.query(`SELECT id FROM maintenance_schedules WHERE identity = $1 AND organisation_id = $2`, [
         query.maintenanceSchedule,
@@ -81,16 +75,15 @@ export class ClustersQueryService {
     return this.view.one(cluster, opts);
   }
 
-  private async page(scope: Scope, query: PageQueryDto, opts: ViewOptions): Promise<Page<ClusterResponse>> {
+  private async page(scope: ClusterScope, query: PageQueryDto, opts: ViewOptions): Promise<Page<ClusterResponse>> {
     const req = toPageRequest(query, SORTABLE);
-    const qb = this.txHost.tx.getRepository(ClusterEntity).createQueryBuilder('c').where('c.deleted_at IS NULL');
-    if (scope.organisationId !== undefined) qb.andWhere('c.organisation_id = :org', { org: scope.organisationId });
-    if (scope.environmentId !== undefined) qb.andWhere('c.environment_id = :env', { env: scope.environmentId });
-    if (scope.cloudAccountId !== undefined) qb.andWhere('c.cloud_account_id = :acc', { acc: scope.cloudAccountId });
-    if (scope.maintenanceScheduleId !== undefined) qb.andWhere('c.maintenance_schedule_id = :ms', { ms: scope.maintenanceScheduleId });
-    for (const [expr, dir] of orderByEntries(req, SORTABLE, 'c.id')) qb.addOrderBy(expr, dir);
-    qb.offset(req.offset).limit(req.size);
-    const [rows, total] = await qb.getManyAndCount();
+    const { rows, total } = await clusterPage(
+      (text, params) => this.txHost.tx.query(text, params),
+      scope,
+      orderByEntries(req, SORTABLE, 'c.id'),
+      req.size,
+      req.offset,
+    );
     return toPage(await this.view.many(rows, opts), total, req, 'B');
   }
 }

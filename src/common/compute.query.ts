@@ -13,6 +13,26 @@ export interface ClusterCompute {
   memory: number;
 }
 
+/** Pool compute per cluster: cpu (cores) and memory (MiB) times each pool's minSize. */
+const POOL_COMPUTE = `
+    SELECT p.cluster_id, SUM(nt.cpu * p.min_size)::bigint AS cpu, SUM(nt.memory * p.min_size)::bigint AS memory
+      FROM cluster_node_pools p
+      JOIN clusters c ON c.id = p.cluster_id
+      JOIN cloud_providers cp ON cp.type = c.cloud_provider
+      JOIN cloud_provider_node_types nt ON nt.provider_id = cp.id AND nt.type = p.node_size`;
+
+type Sql = (text: string, params: unknown[]) => Promise<Record<string, any>[]>;
+
+/** cpu/memory of each given cluster (0 when it has no pools); framework-free so the benchmark baseline shares it. */
+export async function computeByCluster(sql: Sql, clusterIds: number[]): Promise<Map<number, ClusterCompute>> {
+  const out = new Map<number, ClusterCompute>();
+  for (const id of clusterIds) out.set(id, { cpu: 0, memory: 0 });
+  if (!clusterIds.length) return out;
+  const rows = await sql(`${POOL_COMPUTE} WHERE p.cluster_id = ANY($1) GROUP BY p.cluster_id`, [clusterIds]);
+  for (const r of rows) out.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
+  return out;
+}
+
 /**
  * Compute of DESIGN.md: over non-deleted clusters, node type cpu (cores) and memory (MiB) times
  * each pool's current size (minSize until autoscaling is simulated). Written once, used by
@@ -21,13 +41,6 @@ export interface ClusterCompute {
 @Injectable()
 export class ComputeQuery {
   constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
-
-  private static readonly POOL_COMPUTE = `
-    SELECT p.cluster_id, SUM(nt.cpu * p.min_size)::bigint AS cpu, SUM(nt.memory * p.min_size)::bigint AS memory
-      FROM cluster_node_pools p
-      JOIN clusters c ON c.id = p.cluster_id
-      JOIN cloud_providers cp ON cp.type = c.cloud_provider
-      JOIN cloud_provider_node_types nt ON nt.provider_id = cp.id AND nt.type = p.node_size`;
 
   async totals(scope: { organisationId: number; environmentId?: number }): Promise<ComputeTotals> {
     const params: number[] = [scope.organisationId];
@@ -41,7 +54,7 @@ export class ComputeQuery {
               COALESCE(SUM(pc.cpu), 0)::bigint AS "totalCpu",
               COALESCE(SUM(pc.memory), 0)::bigint AS "totalMemory"
          FROM clusters c
-         LEFT JOIN (${ComputeQuery.POOL_COMPUTE} GROUP BY p.cluster_id) pc ON pc.cluster_id = c.id
+         LEFT JOIN (${POOL_COMPUTE} GROUP BY p.cluster_id) pc ON pc.cluster_id = c.id
         WHERE ${where}`,
       params,
     );
@@ -57,7 +70,7 @@ export class ComputeQuery {
         `SELECT c.environment_id, count(*)::bigint AS "totalClusters",
                 COALESCE(SUM(pc.cpu), 0)::bigint AS "totalCpu", COALESCE(SUM(pc.memory), 0)::bigint AS "totalMemory"
            FROM clusters c
-           LEFT JOIN (${ComputeQuery.POOL_COMPUTE} WHERE p.cluster_id IN (SELECT id FROM clusters WHERE environment_id = ANY($1)) GROUP BY p.cluster_id) pc
+           LEFT JOIN (${POOL_COMPUTE} WHERE p.cluster_id IN (SELECT id FROM clusters WHERE environment_id = ANY($1)) GROUP BY p.cluster_id) pc
              ON pc.cluster_id = c.id
           WHERE c.environment_id = ANY($1) AND c.deleted_at IS NULL
           GROUP BY c.environment_id`,
@@ -74,15 +87,7 @@ export class ComputeQuery {
   }
 
   /** cpu/memory of each given cluster (0 when it has no pools). */
-  async byCluster(clusterIds: number[]): Promise<Map<number, ClusterCompute>> {
-    const out = new Map<number, ClusterCompute>();
-    for (const id of clusterIds) out.set(id, { cpu: 0, memory: 0 });
-    if (!clusterIds.length) return out;
-    const rows: { cluster_id: number; cpu: number; memory: number }[] = await this.txHost.tx.query(
-      `${ComputeQuery.POOL_COMPUTE} WHERE p.cluster_id = ANY($1) GROUP BY p.cluster_id`,
-      [clusterIds],
-    );
-    for (const r of rows) out.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
-    return out;
+  byCluster(clusterIds: number[]): Promise<Map<number, ClusterCompute>> {
+    return computeByCluster((text, params) => this.txHost.tx.query(text, params), clusterIds);
   }
 }

@@ -1,0 +1,298 @@
+/**
+ * The read side of clusters, kept free of Nest and TypeORM so that the SQL of the hot queries stays in
+ * one visible place and the benchmark's baseline server runs exactly the same statements and mapping.
+ * `Sql` is any "run this statement" function: the request transaction in the service, a pg pool in the
+ * baseline.
+ */
+import { computeByCluster } from '../common/compute.query';
+import { slugObject } from '../common/slug';
+import type { ClusterEntity } from './cluster.entity';
+import type {
+  ClusterReferenceDto,
+  ClusterResponse,
+  CloudCredentialsReferenceDto,
+  MaintenanceScheduleRefDto,
+  ObservabilityTenantDto,
+} from './dto/cluster.dto';
+
+export type Sql = (text: string, params: unknown[]) => Promise<Record<string, any>[]>;
+/** A cluster row with the entity's property names (as the list query selects it, or a loaded entity). */
+export type ClusterRow = Omit<ClusterEntity, never>;
+
+export interface ViewOptions {
+  includeDetails?: boolean;
+  showCompute?: boolean;
+  /** The update operation's extras: clusterAutoscalerSettings, upstreamCluster, downstreamClusters. */
+  extended?: boolean;
+}
+
+const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toISOString() : null);
+
+/** One statement after the other: a transaction's connection runs them in sequence anyway. */
+async function sequential<T>(thunks: (() => Promise<T>)[]): Promise<T[]> {
+  const out: T[] = [];
+  for (const th of thunks) out.push(await th());
+  return out;
+}
+
+const ids = (xs: (number | null | undefined)[]) => [...new Set(xs.filter((x): x is number => x != null).map(Number))];
+
+/** Every column of `clusters`, aliased to the entity's property names. */
+export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisationId", c.environment_id AS "environmentId",
+  c.cloud_account_id AS "cloudAccountId", c.cloud_credentials_id AS "cloudCredentialsId", c.slug, c.name, c.description,
+  c.region, c.cloud_provider AS "cloudProvider", c.version, c.update_channel AS "updateChannel", c.auto_upgrade AS "autoUpgrade",
+  c.highly_available AS "highlyAvailable", c.enable_multi_availability_zones AS "enableMultiAvailabilityZones",
+  c.enable_nat_gateway AS "enableNatGateway", c.enable_network_encryption AS "enableNetworkEncryption",
+  c.pod_security_standards_profile AS "podSecurityStandardsProfile", c.delete_protection AS "deleteProtection", c.cni,
+  c.cluster_pod_subnet AS "clusterPodSubnet", c.service_subnet AS "serviceSubnet", c.ip_whitelist AS "ipWhitelist", c.addons,
+  c.cluster_autoscaler_settings AS "clusterAutoscalerSettings", c.maintenance_schedule_id AS "maintenanceScheduleId",
+  c.upstream_cluster_id AS "upstreamClusterId", c.platform_oidc AS "platformOidc", c.environment_metrics_rules AS "environmentMetricsRules",
+  c.status, c.desired_status AS "desiredStatus", c.provision_status AS "provisionStatus", c.status_before_fault AS "statusBeforeFault",
+  c.step_started_at AS "stepStartedAt", c.next_attempt_at AS "nextAttemptAt", c.attempts, c.last_error AS "lastError",
+  c.observed_at AS "observedAt", c.observed_status AS "observedStatus", c.observed_version AS "observedVersion",
+  c.created_at AS "createdAt", c.modified_at AS "modifiedAt", c.deleted_at AS "deletedAt", c.row_version AS "rowVersion"`;
+
+export interface ClusterScope {
+  organisationId?: number;
+  environmentId?: number;
+  cloudAccountId?: number;
+  maintenanceScheduleId?: number;
+}
+
+/**
+ * One page of non-deleted clusters: a count and a keyed, ordered slice. `orderBy` entries are SQL
+ * expressions of the whitelisted sort properties (never user text).
+ */
+export async function clusterPage(
+  sql: Sql,
+  scope: ClusterScope,
+  orderBy: [string, 'ASC' | 'DESC'][],
+  limit: number,
+  offset: number,
+): Promise<{ rows: ClusterRow[]; total: number }> {
+  const where = ['c.deleted_at IS NULL'];
+  const params: unknown[] = [];
+  const add = (column: string, value: number | undefined) => {
+    if (value === undefined) return;
+    params.push(value);
+    where.push(`c.${column} = $${params.length}`);
+  };
+  add('organisation_id', scope.organisationId);
+  add('environment_id', scope.environmentId);
+  add('cloud_account_id', scope.cloudAccountId);
+  add('maintenance_schedule_id', scope.maintenanceScheduleId);
+  const whereSql = where.join(' AND ');
+  const [{ total }] = await sql(`SELECT count(*)::bigint AS total FROM clusters c WHERE ${whereSql}`, params);
+  const order = orderBy.map(([expr, dir]) => `${expr} ${dir}`).join(', ');
+  const rows = await sql(
+    `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE ${whereSql} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+    [...params, limit, offset],
+  );
+  return { rows: rows as ClusterRow[], total: Number(total) };
+}
+
+/** The non-deleted cluster named by environment and cluster slug inside an organisation, or null. */
+export async function clusterBySlugs(sql: Sql, organisationId: number, environmentSlug: string, clusterSlug: string): Promise<ClusterRow | null> {
+  const rows = await sql(
+    `SELECT ${CLUSTER_SELECT} FROM clusters c JOIN environments e ON e.id = c.environment_id
+      WHERE e.organisation_id = $1 AND e.slug = $2 AND e.deleted_at IS NULL AND c.slug = $3 AND c.deleted_at IS NULL`,
+    [organisationId, environmentSlug, clusterSlug],
+  );
+  return (rows[0] as ClusterRow) ?? null;
+}
+
+/** Maps cluster rows to ClusterResponse, loading every referenced row in one query per kind. */
+export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewOptions = {}): Promise<ClusterResponse[]> {
+  if (!clusters.length) return [];
+  const q = sql;
+  const clusterIds = clusters.map((c) => Number(c.id));
+
+  const [orgs, envs, accounts, creds, channels, schedules, tenants, pools] = await sequential([
+    () => q(`SELECT id, identity, slug FROM organisations WHERE id = ANY($1::bigint[])`, [ids(clusters.map((c) => c.organisationId))]),
+    () => q(`SELECT id, identity, slug, name FROM environments WHERE id = ANY($1::bigint[])`, [ids(clusters.map((c) => c.environmentId))]),
+    () => q(
+      `SELECT a.id, a.identity, a.display_name, pc.identity AS p_identity, pc.display_name AS p_display_name
+         FROM cloud_accounts a LEFT JOIN cloud_credentials pc ON pc.id = a.primary_credentials_id
+        WHERE a.id = ANY($1::bigint[])`,
+      [ids(clusters.map((c) => c.cloudAccountId))],
+    ),
+    () => q(
+      `SELECT cc.id, cc.identity, cc.display_name, (a.primary_credentials_id = cc.id) AS is_primary
+         FROM cloud_credentials cc JOIN cloud_accounts a ON a.id = cc.cloud_account_id WHERE cc.id = ANY($1::bigint[])`,
+      [ids(clusters.map((c) => c.cloudCredentialsId))],
+    ),
+    () => q(`SELECT name, available, kubernetes_cluster_version FROM update_channels WHERE name = ANY($1::text[])`, [
+      [...new Set(clusters.map((c) => c.updateChannel).filter(Boolean))],
+    ]),
+    () => q(
+      `SELECT s.id, s.identity, s.name, s.windows,
+              (SELECT count(*) FROM clusters x WHERE x.maintenance_schedule_id = s.id AND x.deleted_at IS NULL)::bigint AS cluster_count
+         FROM maintenance_schedules s WHERE s.id = ANY($1::bigint[])`,
+      [ids(clusters.map((c) => c.maintenanceScheduleId))],
+    ),
+    () => q(
+      `SELECT DISTINCT ON (t.cluster_id) t.*, e.name AS env_name, e.slug AS env_slug, o.slug AS org_slug
+         FROM observability_tenants t
+         JOIN organisations o ON o.id = t.organisation_id
+         LEFT JOIN environments e ON e.id = t.environment_id
+        WHERE t.cluster_id = ANY($1::bigint[])
+        ORDER BY t.cluster_id, (t.deleted_at IS NULL) DESC, t.id DESC`,
+      [clusterIds],
+    ),
+    () => q(`SELECT DISTINCT ON (cluster_id) cluster_id, id, name FROM cluster_node_pools WHERE cluster_id = ANY($1::bigint[]) ORDER BY cluster_id, id`, [
+      clusterIds,
+    ]),
+  ]);
+  const byId = <T extends Record<string, any>>(rows: T[], key = 'id') => new Map(rows.map((r) => [String(r[key]), r]));
+  const orgMap = byId(orgs);
+  const envMap = byId(envs);
+  const accMap = byId(accounts);
+  const credMap = byId(creds);
+  const chanMap = byId(channels, 'name');
+  const schedMap = byId(schedules);
+  const tenantMap = byId(tenants, 'cluster_id');
+  const poolMap = byId(pools, 'cluster_id');
+  const compute = opts.showCompute ? await computeByCluster(sql, clusterIds) : null;
+  const refs = opts.extended ? await references(sql, clusters) : null;
+
+  return clusters.map((c) => {
+    const org = orgMap.get(String(c.organisationId));
+    const env = envMap.get(String(c.environmentId));
+    const acc = accMap.get(String(c.cloudAccountId));
+    const cred = c.cloudCredentialsId != null ? credMap.get(String(c.cloudCredentialsId)) : undefined;
+    const chan = c.updateChannel ? chanMap.get(c.updateChannel) : undefined;
+    const sched = c.maintenanceScheduleId != null ? schedMap.get(String(c.maintenanceScheduleId)) : undefined;
+    const tenant = tenantMap.get(String(c.id));
+    const pool = poolMap.get(String(c.id));
+    const cc = compute?.get(Number(c.id));
+    const credRef: CloudCredentialsReferenceDto | null = cred
+      ? { displayName: cred.display_name, identity: cred.identity, isPrimary: !!cred.is_primary }
+      : null;
+    const out: ClusterResponse = {
+      addons: Object.fromEntries(
+        Object.entries(c.addons ?? {}).map(([k, v]) => [k, { enabled: !!v.enabled, customValues: v.customValues ?? {} }]),
+      ),
+      platformOIDC: c.platformOidc,
+      autoUpgrade: c.autoUpgrade,
+      cloudAccount: {
+        displayName: acc?.display_name ?? '',
+        identity: acc?.identity ?? '',
+        primaryCloudCredentials: acc?.p_identity ? { displayName: acc.p_display_name, identity: acc.p_identity, isPrimary: true } : null,
+      },
+      cloudCredentials: credRef,
+      cloudProvider: c.cloudProvider,
+      clusterPodSubnet: c.clusterPodSubnet,
+      serviceSubnet: c.serviceSubnet,
+      cni: c.cni,
+      cpu: cc ? cc.cpu : null,
+      memory: cc ? cc.memory : null,
+      createdAt: iso(c.createdAt)!,
+      modifiedAt: iso(c.modifiedAt)!,
+      deletedAt: iso(c.deletedAt),
+      customerIdentity: org?.identity ?? '',
+      customerSlug: slugObject(org?.slug ?? ''),
+      deleteProtection: c.deleteProtection,
+      description: c.description,
+      desiredStatus: c.desiredStatus,
+      enableMultiAvailabilityZones: c.enableMultiAvailabilityZones,
+      enableNATGateway: c.enableNatGateway,
+      enableNetworkEncryption: c.enableNetworkEncryption,
+      environmentIdentity: env?.identity ?? '',
+      environmentMetricsRules: c.environmentMetricsRules,
+      environmentSlug: slugObject(env?.slug ?? ''),
+      highlyAvailable: c.highlyAvailable,
+      identity: c.identity,
+      ipWhitelist: (c.ipWhitelist ?? []).map((w) => ({ cidr: w.cidr, description: w.description })),
+      maintenanceSchedule: sched ? scheduleRef(sched) : null,
+      name: c.name,
+      observabilityTenant: tenant ? tenantRef(tenant, c, env?.slug ?? '') : null,
+      podSecurityStandardsProfile: c.podSecurityStandardsProfile,
+      poolID: pool ? Number(pool.id) : null,
+      poolName: pool ? pool.name : null,
+      provisionStatus: c.provisionStatus,
+      region: c.region,
+      slug: slugObject(c.slug),
+      status: c.status,
+      updateChannel: chan
+        ? { available: chan.available, kubernetesClusterVersion: chan.kubernetes_cluster_version, name: chan.name }
+        : null,
+      version: c.version,
+    };
+    if (opts.includeDetails) {
+      out.actualState = { collectedAt: iso(c.observedAt), status: c.observedStatus, version: c.observedVersion };
+    }
+    if (refs) {
+      out.clusterAutoscalerSettings = c.clusterAutoscalerSettings ?? {};
+      out.upstreamCluster = c.upstreamClusterId != null ? (refs.byId.get(Number(c.upstreamClusterId)) ?? null) : null;
+      out.downstreamClusters = refs.downstream.get(Number(c.id)) ?? [];
+    }
+    return out;
+  });
+}
+
+function scheduleRef(s: Record<string, any>): MaintenanceScheduleRefDto {
+  return {
+    clusterCount: Number(s.cluster_count),
+    identity: s.identity,
+    name: s.name,
+    windows: (s.windows ?? []).map((w: { day: string; duration: number; startTime: string }) => ({
+      day: w.day,
+      duration: w.duration,
+      startTime: w.startTime,
+    })),
+  };
+}
+
+function tenantRef(t: Record<string, any>, c: ClusterRow, envSlug: string): ObservabilityTenantDto {
+  return {
+    available: t.available,
+    cluster: {
+      environmentSlug: envSlug,
+      id: Number(c.id),
+      identity: c.identity,
+      name: c.name,
+      slug: c.slug,
+      version: c.version,
+      deletedAt: iso(c.deletedAt),
+    },
+    createdAt: iso(t.created_at)!,
+    modifiedAt: iso(t.modified_at)!,
+    deletedAt: iso(t.deleted_at),
+    customer: t.org_slug,
+    environment: t.environment_id != null ? { id: Number(t.environment_id), name: t.env_name, slug: t.env_slug } : null,
+    id: Number(t.id),
+    identity: t.identity,
+    ipWhiteList: t.ip_white_list ?? null,
+    name: t.name,
+    slug: t.slug,
+  };
+}
+
+/** Upstream and downstream cluster references of the given clusters (non-deleted only). */
+async function references(sql: Sql, clusters: ClusterRow[]) {
+  const rows: Record<string, any>[] = await sql(
+    `SELECT c.id, c.identity, c.slug, c.version, c.upstream_cluster_id, e.slug AS env_slug
+       FROM clusters c JOIN environments e ON e.id = c.environment_id
+      WHERE c.deleted_at IS NULL AND (c.id = ANY($1::bigint[]) OR c.upstream_cluster_id = ANY($2::bigint[]))`,
+    [ids(clusters.map((c) => c.upstreamClusterId)), clusters.map((c) => Number(c.id))],
+  );
+  const ref = (r: Record<string, any>): ClusterReferenceDto => ({
+    identity: r.identity,
+    slug: slugObject(r.slug),
+    environmentSlug: slugObject(r.env_slug),
+    version: r.version,
+  });
+  const byId = new Map<number, ClusterReferenceDto>();
+  const downstream = new Map<number, ClusterReferenceDto[]>();
+  for (const r of rows) {
+    byId.set(Number(r.id), ref(r));
+    if (r.upstream_cluster_id != null) {
+      const list = downstream.get(Number(r.upstream_cluster_id)) ?? [];
+      list.push(ref(r));
+      downstream.set(Number(r.upstream_cluster_id), list);
+    }
+  }
+  for (const list of downstream.values()) list.sort((a, b) => a.slug.slugValue.localeCompare(b.slug.slugValue));
+  return { byId, downstream };
+}
+
