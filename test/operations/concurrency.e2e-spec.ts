@@ -197,4 +197,82 @@ describe('concurrent changes of one resource', () => {
       { role: after.role, kubernetesRole: after.kubernetes_role },
     );
   });
+  it(`cloud account PATCH: ${N} concurrent changes of displayName and enabled lose nothing`, async () => {
+    const [acc] = await t.db.query(`SELECT identity, display_name, enabled FROM cloud_accounts WHERE id = $1`, [f.accountId]);
+    const res = await fire(N, (i) =>
+      t
+        .as(owner)
+        .patch(`/api/v1/orgs/${f.orgSlug}/cloud-accounts/${acc.identity}`)
+        .send(i % 2 === 0 ? { displayName: `Account ${i}` } : { enabled: i % 4 === 1 }),
+    );
+    expect(res.map((r) => r.status)).toEqual(Array(N).fill(200));
+    const rows = await auditRows(t, 'CLOUD_ACCOUNT_UPDATED', acc.identity);
+    expect(rows).toHaveLength(N);
+    const [after] = await t.db.query(`SELECT display_name, enabled FROM cloud_accounts WHERE id = $1`, [f.accountId]);
+    expectConsistentChain(
+      rows,
+      { displayName: acc.display_name, enabled: acc.enabled },
+      { displayName: after.display_name, enabled: after.enabled },
+    );
+    await t.db.query(`UPDATE cloud_accounts SET enabled = true WHERE id = $1`, [f.accountId]); // later tests create clusters on it
+  });
+
+  it('node pool PUT: concurrent resizes of one pool lose nothing', async () => {
+    const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'pooled' }));
+    expect(created.status).toBe(200);
+    await settle(t);
+    const [pool] = await t.db.query(
+      `SELECT p.id, p.identity, p.max_size FROM cluster_node_pools p JOIN clusters c ON c.id = p.cluster_id WHERE c.identity = $1`,
+      [created.body.identity],
+    );
+    const res = await fire(10, (i) =>
+      t
+        .as(f.users.member.token)
+        .put(`${clustersPath(f)}/pooled/pools/${pool.identity}`)
+        .send({ name: 'workers', nodeSize: 'm5.large', minSize: 2, maxSize: 5 + i }),
+    );
+    expect(res.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const rows = await auditRows(t, 'NODE_POOL_UPDATED', pool.identity);
+    expect(rows).toHaveLength(10);
+    const [after] = await t.db.query(`SELECT max_size FROM cluster_node_pools WHERE id = $1`, [pool.id]);
+    expectConsistentChain(rows, { maxSize: Number(pool.max_size) }, { maxSize: Number(after.max_size) });
+  });
+
+  it('environment member POST: concurrent kubernetesRole overrides keep a consistent chain', async () => {
+    const [m] = await t.db.query(`SELECT identity, kubernetes_role FROM organisation_members WHERE organisation_id = $1 AND user_id = $2`, [
+      f.orgId,
+      f.users.member.id,
+    ]);
+    const k8s = ['EDIT', 'CLUSTER_ADMIN', 'NONE', 'VIEW'];
+    const res = await fire(12, (i) =>
+      t.as(owner).post(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}/members/${m.identity}`).send({ kubernetesRole: k8s[i % 4] }),
+    );
+    expect(res.map((r) => r.status)).toEqual(Array(12).fill(200));
+    const rows = await auditRows(t, 'ENVIRONMENT_MEMBER_UPDATED', m.identity);
+    expect(rows).toHaveLength(12);
+    // exactly one request created the override
+    expect(rows.filter((r) => r.details.override)).toHaveLength(1);
+    const overrides = await t.db.query(
+      `SELECT em.kubernetes_role FROM environment_members em JOIN organisation_members om ON om.id = em.member_id WHERE om.identity = $1`,
+      [m.identity],
+    );
+    expect(overrides).toHaveLength(1);
+    expectConsistentChain(rows, { kubernetesRole: m.kubernetes_role }, { kubernetesRole: overrides[0].kubernetes_role });
+  });
+
+  it('scheduled upgrade cancel: of 8 concurrent cancels exactly one succeeds, the others get 409', async () => {
+    const [cluster] = await t.db.query(`SELECT id FROM clusters WHERE organisation_id = $1 AND deleted_at IS NULL ORDER BY id LIMIT 1`, [f.orgId]);
+    const [u] = await t.db.query(
+      `INSERT INTO scheduled_cluster_upgrades (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end,
+                                               status, reason, created_at, modified_at)
+       VALUES ($1, $2, '1.31.5', '1.31.6', now() + interval '2 days', now() + interval '3 days', 'SCHEDULED', 'test', now(), now())
+       RETURNING identity`,
+      [f.orgId, cluster.id],
+    );
+    const res = await fire(8, () => t.as(f.users.member.token).delete(`/api/v1/orgs/${f.orgSlug}/scheduled-cluster-upgrades/${u.identity}`));
+    const statuses = res.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, ...Array(7).fill(409)]);
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE type = 'SCHEDULED_CLUSTER_UPGRADE_CANCELLED'`);
+    expect(n).toBe(1);
+  });
 });
