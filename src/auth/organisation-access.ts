@@ -78,10 +78,17 @@ export class OrganisationAccessGuard implements CanActivate {
       where = 'o.slug = $1';
     }
     if (!value) throw this.notMember(value);
-    const org = await this.dataSource.getRepository(OrganisationEntity).createQueryBuilder('o').where(where.replace('$1', ':v'), { v: value }).getOne();
-    const member = org
-      ? await this.dataSource.getRepository(OrganisationMemberEntity).findOne({ where: { organisationId: org.id, userId: principal.user.id } })
-      : null;
+    // One statement for the organisation and the caller's membership (this runs on every request).
+    const org = await this.dataSource
+      .getRepository(OrganisationEntity)
+      .createQueryBuilder('o')
+      .leftJoinAndMapOne('o.callerMembership', OrganisationMemberEntity, 'm', 'm.organisation_id = o.id AND m.user_id = :uid', {
+        uid: principal.user.id,
+      })
+      .where(where.replace('$1', ':v'), { v: value })
+      .getOne();
+    const member = (org as (OrganisationEntity & { callerMembership?: OrganisationMemberEntity }) | null)?.callerMembership ?? null;
+    if (org) delete (org as { callerMembership?: unknown }).callerMembership;
     if (!org) throw this.notMember(value);
     let role: OrganisationRole | null = member?.role ?? null;
     if (principal.user.platformAdmin) {

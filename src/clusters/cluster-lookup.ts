@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { EnvironmentEntity } from '../environments/environment.entity';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
-import { ClusterEntity } from './cluster.entity';
+import { clusterInEnvironment, ClusterRow, EnvironmentRef } from './cluster-read';
 
 /** Finds environments and clusters named in a path, inside the caller's organisation (404 otherwise). */
 @Injectable()
@@ -26,17 +26,12 @@ export class ClusterLookup {
     environmentSlug: string,
     clusterSlug: string,
     lock = false,
-  ): Promise<{ environment: EnvironmentEntity; cluster: ClusterEntity }> {
-    const environment = await this.environment(org, environmentSlug);
-    const qb = this.txHost.tx
-      .getRepository(ClusterEntity)
-      .createQueryBuilder('c')
-      .where('c.environment_id = :env AND c.slug = :slug AND c.deleted_at IS NULL', { env: environment.id, slug: clusterSlug });
-    if (lock) qb.setLock('pessimistic_write');
-    const cluster = await qb.getOne();
-    if (!cluster) {
+  ): Promise<{ environment: EnvironmentRef; cluster: ClusterRow }> {
+    const found = await clusterInEnvironment((text, params) => this.txHost.tx.query(text, params), org.id, environmentSlug, clusterSlug, lock);
+    if (!found.environment) throw new NotFoundException(`Environment '${environmentSlug}' was not found in organisation '${org.slug}'.`);
+    if (!found.cluster) {
       throw new NotFoundException(`Cluster '${clusterSlug}' was not found in environment '${environmentSlug}' of organisation '${org.slug}'.`);
     }
-    return { environment, cluster };
+    return { environment: found.environment, cluster: found.cluster };
   }
 }

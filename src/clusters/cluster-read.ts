@@ -91,14 +91,40 @@ export async function clusterPage(
   return { rows: rows as ClusterRow[], total: Number(total) };
 }
 
-/** The non-deleted cluster named by environment and cluster slug inside an organisation, or null. */
-export async function clusterBySlugs(sql: Sql, organisationId: number, environmentSlug: string, clusterSlug: string): Promise<ClusterRow | null> {
+export interface EnvironmentRef {
+  id: number;
+  identity: string;
+  slug: string;
+  name: string;
+}
+
+/**
+ * The non-deleted cluster named by environment and cluster slug inside an organisation, with its
+ * environment, in one statement (`lock` takes the cluster's row lock). When nothing matches, a second
+ * statement tells a missing environment from a missing cluster.
+ */
+export async function clusterInEnvironment(
+  sql: Sql,
+  organisationId: number,
+  environmentSlug: string,
+  clusterSlug: string,
+  lock = false,
+): Promise<{ environment: EnvironmentRef | null; cluster: ClusterRow | null }> {
   const rows = await sql(
-    `SELECT ${CLUSTER_SELECT} FROM clusters c JOIN environments e ON e.id = c.environment_id
-      WHERE e.organisation_id = $1 AND e.slug = $2 AND e.deleted_at IS NULL AND c.slug = $3 AND c.deleted_at IS NULL`,
+    `SELECT e.id AS "envId", e.identity AS "envIdentity", e.slug AS "envSlug", e.name AS "envName", ${CLUSTER_SELECT}
+       FROM environments e JOIN clusters c ON c.environment_id = e.id AND c.slug = $3 AND c.deleted_at IS NULL
+      WHERE e.organisation_id = $1 AND e.slug = $2 AND e.deleted_at IS NULL${lock ? ' FOR UPDATE OF c' : ''}`,
     [organisationId, environmentSlug, clusterSlug],
   );
-  return (rows[0] as ClusterRow) ?? null;
+  if (rows.length) {
+    const { envId, envIdentity, envSlug, envName, ...cluster } = rows[0];
+    return { environment: { id: Number(envId), identity: envIdentity, slug: envSlug, name: envName }, cluster: cluster as ClusterRow };
+  }
+  const [env] = await sql(
+    `SELECT id, identity, slug, name FROM environments WHERE organisation_id = $1 AND slug = $2 AND deleted_at IS NULL`,
+    [organisationId, environmentSlug],
+  );
+  return { environment: env ? ({ ...env, id: Number(env.id) } as EnvironmentRef) : null, cluster: null };
 }
 
 /** Maps cluster rows to ClusterResponse, loading every referenced row in one query per kind. */

@@ -4,7 +4,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { auditDiff } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
-import type { EnvironmentEntity } from '../environments/environment.entity';
+import type { EnvironmentRef } from './cluster-read';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from './cluster-node-pool.entity';
@@ -142,7 +142,7 @@ export class NodePoolsService {
   private record(
     type: string,
     org: OrganisationEntity,
-    env: EnvironmentEntity,
+    env: EnvironmentRef,
     cluster: ClusterEntity,
     pool: ClusterNodePoolEntity,
     details: ReturnType<typeof auditDiff>,

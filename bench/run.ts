@@ -1,0 +1,224 @@
+import autocannon from 'autocannon';
+import { ChildProcess, spawn } from 'child_process';
+import * as fs from 'fs';
+import * as net from 'net';
+import * as os from 'os';
+import * as path from 'path';
+import { Client } from 'pg';
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { seedClusters, SeedResult } from './seed';
+
+/**
+ * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
+ * no auth) on the same data in one run, at 10,000 and then 100,000 clusters. Prints a table and writes
+ * bench/results/latest.json.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const TOKEN = 'cms_bench_admin_token_0123456789abcdef';
+const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
+const REPETITIONS = 3;
+const SIZES = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
+const PAGE = Number(process.env.BENCH_PAGE ?? 100);
+
+interface Measure {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function spawnServer(label: string, args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  return new Promise((resolve, reject) => {
+    const deadline = Date.now() + 120_000;
+    const poll = async () => {
+      try {
+        const r = await fetch(`http://127.0.0.1:${port}/health`);
+        if (r.ok) return resolve(child);
+      } catch {
+        /* not up yet */
+      }
+      if (child.exitCode !== null || Date.now() > deadline) return reject(new Error(`${label} did not start:\n${out}`));
+      setTimeout(poll, 250);
+    };
+    void poll();
+  });
+}
+
+function rssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+async function measure(opts: autocannon.Options): Promise<Measure> {
+  const result = await autocannon({ connections: CONNECTIONS, duration: DURATION, ...opts });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+type Target = 'list' | 'get' | 'patch';
+
+async function measureTargets(base: string, seed: SeedResult, auth: boolean, tag: string): Promise<Record<Target, Measure>> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (auth) headers.authorization = `Token ${TOKEN}`;
+  const org = seed.organisationSlug;
+  const env = seed.environmentSlug;
+  const cluster = seed.clusterSlugs[7];
+  let n = 0;
+  const list = await measure({ url: `${base}/api/v1/orgs/${org}/clusters?page=${PAGE}&size=50`, headers });
+  const get = await measure({ url: `${base}/api/v1/orgs/${org}/clusters/${env}/${cluster}`, headers });
+  const patch = await measure({
+    url: `${base}/api/v1/orgs/${org}/clusters/${env}/${cluster}`,
+    headers,
+    requests: [
+      {
+        method: 'PATCH',
+        setupRequest: (req) => ({ ...req, method: 'PATCH', body: JSON.stringify({ description: `${tag}-${n++}` }) }),
+      },
+    ],
+  });
+  return { list, get, patch };
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
+  const pg = await startEmbeddedPostgres(dir);
+  const admin = new Client({ connectionString: pg.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE bench');
+  await admin.end();
+  const u = new URL(pg.url);
+  u.pathname = '/bench';
+  const url = u.toString();
+
+  const servicePort = await freePort();
+  const baselinePort = await freePort();
+  const children: ChildProcess[] = [];
+  const report: Record<string, unknown> = { startedAt: new Date().toISOString(), durationSeconds: DURATION, connections: CONNECTIONS, page: PAGE, runs: [] };
+  try {
+    const service = await spawnServer(
+      'service',
+      ['dist/src/main.js'],
+      {
+        DATABASE_URL: url,
+        PORT: String(servicePort),
+        HOST: '127.0.0.1',
+        BOOTSTRAP_ADMIN_TOKEN: TOKEN,
+        CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
+        BACKGROUND_JOBS_ENABLED: 'false',
+        RATE_LIMIT_PER_MINUTE: '0',
+        LOG_LEVEL: 'warn',
+        DATABASE_POOL_SIZE: '10',
+        NODE_ENV: 'production',
+      },
+      servicePort,
+    );
+    children.push(service);
+    const baseline = await spawnServer(
+      'baseline',
+      ['-r', '@swc-node/register', 'bench/baseline-server.ts'],
+      { DATABASE_URL: url, PORT: String(baselinePort) },
+      baselinePort,
+    );
+    children.push(baseline);
+
+    const runs: Record<string, unknown>[] = [];
+    for (const size of SIZES) {
+      process.stdout.write(`Seeding ${size} clusters...\n`);
+      const seed = await seedClusters(url, size);
+      const reps: { service: Record<Target, Measure>; baseline: Record<Target, Measure>; rssMb: number }[] = [];
+      const rssBefore = rssMb(service.pid!);
+      for (let r = 0; r < REPETITIONS; r++) {
+        const s = await measureTargets(`http://127.0.0.1:${servicePort}`, seed, true, `s${size}r${r}`);
+        const b = await measureTargets(`http://127.0.0.1:${baselinePort}`, seed, false, `b${size}r${r}`);
+        reps.push({ service: s, baseline: b, rssMb: rssMb(service.pid!) });
+        process.stdout.write(`  ${size} rep ${r + 1}: list ${s.list.rps}/${b.list.rps} get ${s.get.rps}/${b.get.rps} patch ${s.patch.rps}/${b.patch.rps} req/s (service/baseline), RSS ${reps[r].rssMb} MB\n`);
+      }
+      // The best repetition of each side is the figure (the first warms caches and the JIT).
+      const best = (side: 'service' | 'baseline', t: Target) => reps.map((x) => x[side][t]).sort((a, b) => b.rps - a.rps)[0];
+      const targets: Target[] = ['list', 'get', 'patch'];
+      const results = Object.fromEntries(
+        targets.map((t) => [t, { service: best('service', t), baseline: best('baseline', t), ratio: +(best('service', t).rps / best('baseline', t).rps).toFixed(3) }]),
+      );
+      runs.push({ clusters: size, results, rssBeforeMb: rssBefore, rssByRepetitionMb: reps.map((x) => x.rssMb), repetitions: reps });
+    }
+    report.runs = runs;
+    const [small, large] = runs as { clusters: number; results: Record<Target, { service: Measure; ratio: number }>; rssByRepetitionMb: number[] }[];
+    if (small && large) {
+      report.growth = Object.fromEntries(
+        (['list', 'get', 'patch'] as Target[]).map((t) => [
+          t,
+          {
+            costRatio: +(small.results[t].service.rps / large.results[t].service.rps).toFixed(3),
+            p50Ratio: +(large.results[t].service.p50 / Math.max(small.results[t].service.p50, 0.01)).toFixed(3),
+          },
+        ]),
+      );
+    }
+    const last = runs[runs.length - 1] as { rssByRepetitionMb: number[] };
+    report.rssAfterMb = last.rssByRepetitionMb[last.rssByRepetitionMb.length - 1];
+    report.rssGrowthRep2to3Mb = +(last.rssByRepetitionMb[2] - last.rssByRepetitionMb[1]).toFixed(1);
+    report.targets = {
+      listAndGetRatio: '>= 0.6',
+      patchRatio: '>= 0.5',
+      growth100kVs10k: '<= 1.3 (service time per request, list)',
+      rssAfterMb: '<= 250, no growth between repetition 2 and 3',
+    };
+    fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+    fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'latest.json'), JSON.stringify(report, null, 2) + '\n');
+    printTable(report);
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1500));
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function printTable(report: Record<string, any>): void {
+  const lines: string[] = [];
+  lines.push('');
+  lines.push('clusters  target  service req/s  p50 ms  p99 ms | baseline req/s  p50 ms  p99 ms | ratio');
+  for (const run of report.runs) {
+    for (const t of ['list', 'get', 'patch']) {
+      const r = run.results[t];
+      lines.push(
+        `${String(run.clusters).padStart(8)}  ${t.padEnd(6)}  ${String(r.service.rps).padStart(13)}  ${String(r.service.p50).padStart(6)}  ${String(r.service.p99).padStart(6)} | ${String(r.baseline.rps).padStart(14)}  ${String(r.baseline.p50).padStart(6)}  ${String(r.baseline.p99).padStart(6)} | ${r.ratio.toFixed(2)}`,
+      );
+    }
+  }
+  if (report.growth) {
+    lines.push('');
+    lines.push(`100k vs 10k service cost (10k req/s / 100k req/s): list ${report.growth.list.costRatio}, get ${report.growth.get.costRatio}, patch ${report.growth.patch.costRatio}`);
+  }
+  lines.push(`service RSS after the runs: ${report.rssAfterMb} MB; growth repetition 2 -> 3: ${report.rssGrowthRep2to3Mb} MB`);
+  lines.push('results: bench/results/latest.json');
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench failed: ${(e as Error).stack}\n`);
+  process.exit(1);
+});
