@@ -87,6 +87,11 @@ async function measureTargets(base: string, seed: SeedResult, auth: boolean, tag
   const env = seed.environmentSlug;
   const cluster = seed.clusterSlugs[7];
   let n = 0;
+  const only = process.env.BENCH_TARGETS?.split(',');
+  const skip: Measure = { rps: 0, p50: 0, p99: 0, errors: 0, non2xx: 0 };
+  if (only && !only.includes('list') && !only.includes('patch')) {
+    return { list: skip, get: await measure({ url: `${base}/api/v1/orgs/${org}/clusters/${env}/${seed.clusterSlugs[7]}`, headers }), patch: skip };
+  }
   const list = await measure({ url: `${base}/api/v1/orgs/${org}/clusters?page=${PAGE}&size=50`, headers });
   const get = await measure({ url: `${base}/api/v1/orgs/${org}/clusters/${env}/${cluster}`, headers });
   const patch = await measure({
@@ -120,7 +125,8 @@ async function main(): Promise<void> {
   try {
     const service = await spawnServer(
       'service',
-      ['dist/src/main.js'],
+      // BENCH_PROFILE=1 writes a V8 CPU profile of the service to bench/results/ (see docs/performance.md).
+      [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/src/main.js'],
       {
         DATABASE_URL: url,
         PORT: String(servicePort),

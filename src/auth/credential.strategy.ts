@@ -2,7 +2,7 @@ import { Injectable, UnauthorizedException } from '@nestjs/common';
 import { PassportStrategy } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
 import { Strategy } from 'passport-custom';
-import { TokensService } from '../tokens/tokens.service';
+import { OrganisationPrefetch, TokensService } from '../tokens/tokens.service';
 import { UsersService } from '../users/users.service';
 import { OidcVerifier } from './oidc-verifier.service';
 import type { Principal } from './principal';
@@ -35,7 +35,11 @@ export class CredentialStrategy extends PassportStrategy(Strategy, 'credential')
       const user = await this.users.findOrCreateFromOidc(claims);
       return { user, kind: 'oidc' };
     }
-    const { user, token } = await this.tokens.authenticate(credential, req.ip);
+    const params = (req.params ?? {}) as Record<string, string | undefined>;
+    const organisationSlug = params.organisationSlug ?? params.organizationSlug;
+    const { user, token, organisation } = await this.tokens.authenticate(credential, req.ip, organisationSlug);
+    // Handed to the organisation access guard so the membership is resolved once, in this same statement.
+    if (organisation) (req as FastifyRequest & { organisationPrefetch?: OrganisationPrefetch }).organisationPrefetch = organisation;
     return { user, token, kind: 'pat' };
   }
 }

@@ -14,6 +14,7 @@ import {
   OrganisationRole,
   roleAtLeast,
 } from '../organisations/organisation-member.entity';
+import type { OrganisationPrefetch } from '../tokens/tokens.service';
 import type { Principal } from './principal';
 
 export interface OrgRoleOptions {
@@ -78,17 +79,26 @@ export class OrganisationAccessGuard implements CanActivate {
       where = 'o.slug = $1';
     }
     if (!value) throw this.notMember(value);
-    // One statement for the organisation and the caller's membership (this runs on every request).
-    const org = await this.dataSource
-      .getRepository(OrganisationEntity)
-      .createQueryBuilder('o')
-      .leftJoinAndMapOne('o.callerMembership', OrganisationMemberEntity, 'm', 'm.organisation_id = o.id AND m.user_id = :uid', {
-        uid: principal.user.id,
-      })
-      .where(where.replace('$1', ':v'), { v: value })
-      .getOne();
-    const member = (org as (OrganisationEntity & { callerMembership?: OrganisationMemberEntity }) | null)?.callerMembership ?? null;
-    if (org) delete (org as { callerMembership?: unknown }).callerMembership;
+    const prefetch = request.organisationPrefetch as OrganisationPrefetch | undefined;
+    let org: OrganisationEntity | null;
+    let member: OrganisationMemberEntity | null;
+    if (!meta.identityParam && prefetch && prefetch.slug === value) {
+      // Resolved together with the personal access token (one statement for both).
+      ({ organisation: org, member } = prefetch);
+    } else {
+      // One statement for the organisation and the caller's membership.
+      const found = await this.dataSource
+        .getRepository(OrganisationEntity)
+        .createQueryBuilder('o')
+        .leftJoinAndMapOne('o.callerMembership', OrganisationMemberEntity, 'm', 'm.organisation_id = o.id AND m.user_id = :uid', {
+          uid: principal.user.id,
+        })
+        .where(where.replace('$1', ':v'), { v: value })
+        .getOne();
+      member = (found as (OrganisationEntity & { callerMembership?: OrganisationMemberEntity }) | null)?.callerMembership ?? null;
+      if (found) delete (found as { callerMembership?: unknown }).callerMembership;
+      org = found;
+    }
     if (!org) throw this.notMember(value);
     let role: OrganisationRole | null = member?.role ?? null;
     if (principal.user.platformAdmin) {

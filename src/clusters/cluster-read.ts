@@ -4,7 +4,7 @@
  * `Sql` is any "run this statement" function: the request transaction in the service, a pg pool in the
  * baseline.
  */
-import { computeByCluster } from '../common/compute.query';
+import { POOL_COMPUTE_SQL } from '../common/compute.query';
 import { slugObject } from '../common/slug';
 import type { ClusterEntity } from './cluster.entity';
 import type {
@@ -82,7 +82,15 @@ export async function clusterPage(
   add('cloud_account_id', scope.cloudAccountId);
   add('maintenance_schedule_id', scope.maintenanceScheduleId);
   const whereSql = where.join(' AND ');
-  const [{ total }] = await sql(`SELECT count(*)::bigint AS total FROM clusters c WHERE ${whereSql}`, params);
+  // Organisation- or environment-wide pages read the trigger-kept count (cluster_counts) instead of counting.
+  const counted =
+    scope.cloudAccountId === undefined && scope.maintenanceScheduleId === undefined && (scope.organisationId !== undefined || scope.environmentId !== undefined)
+      ? await sql(`SELECT live AS total FROM cluster_counts WHERE scope = $1 AND scope_id = $2`, [
+          scope.environmentId !== undefined ? 'environment' : 'organisation',
+          scope.environmentId ?? scope.organisationId,
+        ])
+      : await sql(`SELECT count(*)::bigint AS total FROM clusters c WHERE ${whereSql}`, params);
+  const total = counted[0]?.total ?? 0;
   const order = orderBy.map(([expr, dir]) => `${expr} ${dir}`).join(', ');
   const rows = await sql(
     `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE ${whereSql} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
@@ -133,42 +141,48 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
   const q = sql;
   const clusterIds = clusters.map((c) => Number(c.id));
 
-  const [orgs, envs, accounts, creds, channels, schedules, tenants, pools] = await sequential([
-    () => q(`SELECT id, identity, slug FROM organisations WHERE id = ANY($1::bigint[])`, [ids(clusters.map((c) => c.organisationId))]),
-    () => q(`SELECT id, identity, slug, name FROM environments WHERE id = ANY($1::bigint[])`, [ids(clusters.map((c) => c.environmentId))]),
-    () => q(
-      `SELECT a.id, a.identity, a.display_name, pc.identity AS p_identity, pc.display_name AS p_display_name
-         FROM cloud_accounts a LEFT JOIN cloud_credentials pc ON pc.id = a.primary_credentials_id
-        WHERE a.id = ANY($1::bigint[])`,
-      [ids(clusters.map((c) => c.cloudAccountId))],
-    ),
-    () => q(
-      `SELECT cc.id, cc.identity, cc.display_name, (a.primary_credentials_id = cc.id) AS is_primary
-         FROM cloud_credentials cc JOIN cloud_accounts a ON a.id = cc.cloud_account_id WHERE cc.id = ANY($1::bigint[])`,
-      [ids(clusters.map((c) => c.cloudCredentialsId))],
-    ),
-    () => q(`SELECT name, available, kubernetes_cluster_version FROM update_channels WHERE name = ANY($1::text[])`, [
+  // Every referenced row in ONE statement: each kind is a json_agg sub-select (one round trip instead of nine).
+  const [related] = await q(
+    `SELECT
+       (SELECT COALESCE(json_agg(x), '[]') FROM (SELECT id, identity, slug FROM organisations WHERE id = ANY($1::bigint[])) x) AS orgs,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (SELECT id, identity, slug, name FROM environments WHERE id = ANY($2::bigint[])) x) AS envs,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT a.id, a.identity, a.display_name, pc.identity AS p_identity, pc.display_name AS p_display_name
+            FROM cloud_accounts a LEFT JOIN cloud_credentials pc ON pc.id = a.primary_credentials_id
+           WHERE a.id = ANY($3::bigint[])) x) AS accounts,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT cc.id, cc.identity, cc.display_name, (a.primary_credentials_id = cc.id) AS is_primary
+            FROM cloud_credentials cc JOIN cloud_accounts a ON a.id = cc.cloud_account_id WHERE cc.id = ANY($4::bigint[])) x) AS creds,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT name, available, kubernetes_cluster_version FROM update_channels WHERE name = ANY($5::text[])) x) AS channels,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT s.id, s.identity, s.name, s.windows,
+                 (SELECT count(*) FROM clusters x WHERE x.maintenance_schedule_id = s.id AND x.deleted_at IS NULL)::bigint AS cluster_count
+            FROM maintenance_schedules s WHERE s.id = ANY($6::bigint[])) x) AS schedules,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT DISTINCT ON (t.cluster_id) t.id, t.identity, t.cluster_id, t.environment_id, t.slug, t.name, t.available,
+                 t.ip_white_list, t.created_at, t.modified_at, t.deleted_at, e.name AS env_name, e.slug AS env_slug, o.slug AS org_slug
+            FROM observability_tenants t
+            JOIN organisations o ON o.id = t.organisation_id
+            LEFT JOIN environments e ON e.id = t.environment_id
+           WHERE t.cluster_id = ANY($7::bigint[])
+           ORDER BY t.cluster_id, (t.deleted_at IS NULL) DESC, t.id DESC) x) AS tenants,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (
+          SELECT DISTINCT ON (cluster_id) cluster_id, id, name FROM cluster_node_pools
+           WHERE cluster_id = ANY($7::bigint[]) ORDER BY cluster_id, id) x) AS pools,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (${POOL_COMPUTE_SQL} WHERE $8::boolean AND p.cluster_id = ANY($7::bigint[]) AND c.id = ANY($7::bigint[]) GROUP BY p.cluster_id) x) AS compute`,
+    [
+      ids(clusters.map((c) => c.organisationId)),
+      ids(clusters.map((c) => c.environmentId)),
+      ids(clusters.map((c) => c.cloudAccountId)),
+      ids(clusters.map((c) => c.cloudCredentialsId)),
       [...new Set(clusters.map((c) => c.updateChannel).filter(Boolean))],
-    ]),
-    () => q(
-      `SELECT s.id, s.identity, s.name, s.windows,
-              (SELECT count(*) FROM clusters x WHERE x.maintenance_schedule_id = s.id AND x.deleted_at IS NULL)::bigint AS cluster_count
-         FROM maintenance_schedules s WHERE s.id = ANY($1::bigint[])`,
-      [ids(clusters.map((c) => c.maintenanceScheduleId))],
-    ),
-    () => q(
-      `SELECT DISTINCT ON (t.cluster_id) t.*, e.name AS env_name, e.slug AS env_slug, o.slug AS org_slug
-         FROM observability_tenants t
-         JOIN organisations o ON o.id = t.organisation_id
-         LEFT JOIN environments e ON e.id = t.environment_id
-        WHERE t.cluster_id = ANY($1::bigint[])
-        ORDER BY t.cluster_id, (t.deleted_at IS NULL) DESC, t.id DESC`,
-      [clusterIds],
-    ),
-    () => q(`SELECT DISTINCT ON (cluster_id) cluster_id, id, name FROM cluster_node_pools WHERE cluster_id = ANY($1::bigint[]) ORDER BY cluster_id, id`, [
+      ids(clusters.map((c) => c.maintenanceScheduleId)),
       clusterIds,
-    ]),
-  ]);
+      !!opts.showCompute,
+    ],
+  );
+  const { orgs, envs, accounts, creds, channels, schedules, tenants, pools } = related as Record<string, Record<string, any>[]>;
   const byId = <T extends Record<string, any>>(rows: T[], key = 'id') => new Map(rows.map((r) => [String(r[key]), r]));
   const orgMap = byId(orgs);
   const envMap = byId(envs);
@@ -178,7 +192,11 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
   const schedMap = byId(schedules);
   const tenantMap = byId(tenants, 'cluster_id');
   const poolMap = byId(pools, 'cluster_id');
-  const compute = opts.showCompute ? await computeByCluster(sql, clusterIds) : null;
+  let compute: Map<number, { cpu: number; memory: number }> | null = null;
+  if (opts.showCompute) {
+    compute = new Map(clusterIds.map((id) => [id, { cpu: 0, memory: 0 }]));
+    for (const r of related.compute as Record<string, any>[]) compute.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
+  }
   const refs = opts.extended ? await references(sql, clusters) : null;
 
   return clusters.map((c) => {

@@ -14,7 +14,7 @@ export interface ClusterCompute {
 }
 
 /** Pool compute per cluster: cpu (cores) and memory (MiB) times each pool's minSize. */
-const POOL_COMPUTE = `
+export const POOL_COMPUTE_SQL = `
     SELECT p.cluster_id, SUM(nt.cpu * p.min_size)::bigint AS cpu, SUM(nt.memory * p.min_size)::bigint AS memory
       FROM cluster_node_pools p
       JOIN clusters c ON c.id = p.cluster_id
@@ -28,7 +28,7 @@ export async function computeByCluster(sql: Sql, clusterIds: number[]): Promise<
   const out = new Map<number, ClusterCompute>();
   for (const id of clusterIds) out.set(id, { cpu: 0, memory: 0 });
   if (!clusterIds.length) return out;
-  const rows = await sql(`${POOL_COMPUTE} WHERE p.cluster_id = ANY($1) GROUP BY p.cluster_id`, [clusterIds]);
+  const rows = await sql(`${POOL_COMPUTE_SQL} WHERE p.cluster_id = ANY($1) AND c.id = ANY($1) GROUP BY p.cluster_id`, [clusterIds]);
   for (const r of rows) out.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
   return out;
 }
@@ -54,7 +54,7 @@ export class ComputeQuery {
               COALESCE(SUM(pc.cpu), 0)::bigint AS "totalCpu",
               COALESCE(SUM(pc.memory), 0)::bigint AS "totalMemory"
          FROM clusters c
-         LEFT JOIN (${POOL_COMPUTE} GROUP BY p.cluster_id) pc ON pc.cluster_id = c.id
+         LEFT JOIN (${POOL_COMPUTE_SQL} GROUP BY p.cluster_id) pc ON pc.cluster_id = c.id
         WHERE ${where}`,
       params,
     );
@@ -70,7 +70,7 @@ export class ComputeQuery {
         `SELECT c.environment_id, count(*)::bigint AS "totalClusters",
                 COALESCE(SUM(pc.cpu), 0)::bigint AS "totalCpu", COALESCE(SUM(pc.memory), 0)::bigint AS "totalMemory"
            FROM clusters c
-           LEFT JOIN (${POOL_COMPUTE} WHERE p.cluster_id IN (SELECT id FROM clusters WHERE environment_id = ANY($1)) GROUP BY p.cluster_id) pc
+           LEFT JOIN (${POOL_COMPUTE_SQL} WHERE p.cluster_id IN (SELECT id FROM clusters WHERE environment_id = ANY($1)) GROUP BY p.cluster_id) pc
              ON pc.cluster_id = c.id
           WHERE c.environment_id = ANY($1) AND c.deleted_at IS NULL
           GROUP BY c.environment_id`,

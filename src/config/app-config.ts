@@ -99,6 +99,10 @@ export class AppConfig {
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 
+  /** The provisioning driver port's implementation; `simulated` completes steps after PROVISIONING_STEP_SECONDS. */
+  @IsIn(['simulated'])
+  CLUSTER_DRIVER = 'simulated';
+
   /** Turns the reconciler and scheduler loops off (tests drive them by hand). */
   @Transform(toBool) @IsBoolean()
   BACKGROUND_JOBS_ENABLED = true;

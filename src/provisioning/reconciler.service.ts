@@ -9,7 +9,10 @@ import { ClusterEntity, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluste
 import { afterFailure, afterRecovery, afterStep, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
+
+type StepOutcome = 'completed' | 'pending' | 'failed' | 'recovered' | 'idle';
 
 /** Clusters handled per pass (each in its own short transaction). */
 const BATCH_SIZE = 50;
@@ -21,6 +24,7 @@ export const OBSERVE_EVERY_SECONDS = 60;
 interface PassResult {
   id: number;
   acted: boolean;
+  outcome: StepOutcome;
 }
 
 /**
@@ -44,6 +48,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     @Inject(CLUSTER_DRIVER) private readonly driver: ClusterDriver,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -76,6 +81,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       } catch (err) {
         const id = (err as { clusterId?: number }).clusterId;
         this.logger.error({ err, clusterId: id }, 'Reconciling a cluster failed');
+        this.metrics.backgroundErrors.inc({ job: 'reconciler' });
         if (id === undefined) throw err;
         await this.recordCrash(id, err as Error);
         seen.push(id);
@@ -83,6 +89,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       }
       if (!result) break;
       seen.push(result.id);
+      // Counted after the step's transaction committed.
+      this.metrics.reconcilerSteps.inc({ outcome: result.outcome });
       if (result.acted) acted++;
     }
     acted += await this.cls.run(() => this.txHost.withTransaction(() => this.observeSettled(seen)));
@@ -140,38 +148,38 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const id = Number(rows[0].id);
     try {
       const cluster = await tx.getRepository(ClusterEntity).findOneByOrFail({ id });
-      return { id, acted: await this.process(cluster, now) };
+      return { id, ...(await this.process(cluster, now)) };
     } catch (err) {
       (err as { clusterId?: number }).clusterId = id;
       throw err;
     }
   }
 
-  private async process(c: ClusterEntity, now: Date): Promise<boolean> {
+  private async process(c: ClusterEntity, now: Date): Promise<{ acted: boolean; outcome: StepOutcome }> {
     const repo = this.txHost.tx.getRepository(ClusterEntity);
     const step = nextReconcileStep(c);
     if (!step) {
       // At rest: a fulfilled or meaningless intent is cleared so the row leaves the candidate set.
       await repo.update({ id: c.id }, { desiredStatus: null, nextAttemptAt: null, observedVersion: c.observedVersion ?? c.version });
-      return false;
+      return { acted: false, outcome: 'idle' };
     }
     if (step.kind === 'idle') {
       await repo.update({ id: c.id }, { nextAttemptAt: new Date(now.getTime() + IDLE_RECHECK_SECONDS * 1000) });
-      return false;
+      return { acted: false, outcome: 'idle' };
     }
-    if (step.kind === 'recover') return this.recover(c, now);
+    if (step.kind === 'recover') return { acted: await this.recover(c, now), outcome: 'recovered' };
 
     const outcome = await this.driver.advance(c, step.step, now);
     if (outcome.outcome === 'pending') {
       await repo.update({ id: c.id }, { nextAttemptAt: outcome.retryAt });
-      return false;
+      return { acted: false, outcome: 'pending' };
     }
     if (outcome.outcome === 'failed') {
       await this.fail(c, step, outcome.error, now);
-      return true;
+      return { acted: true, outcome: 'failed' };
     }
     await this.apply(c, step, now);
-    return true;
+    return { acted: true, outcome: 'completed' };
   }
 
   private async apply(c: ClusterEntity, step: Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>, now: Date): Promise<void> {

@@ -5,6 +5,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { ClsService } from 'nestjs-cls';
 import * as semver from 'semver';
 import { AuditService } from '../audit/audit.service';
+import { MetricsService } from '../metrics/metrics.service';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
@@ -76,6 +77,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     private readonly audit: AuditService,
     private readonly config: AppConfig,
     private readonly registry: SchedulerRegistry,
+    private readonly metrics: MetricsService,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -96,13 +98,21 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       await this.runOnce();
     } catch (err) {
       this.logger.error({ err }, 'Scheduler run failed');
+      this.metrics.backgroundErrors.inc({ job: 'scheduler' });
     } finally {
       this.running = false;
     }
   }
 
   /** One pass over every rule; tests call it directly with the clock set. */
-  runOnce(): Promise<SchedulerRunResult> {
+  async runOnce(): Promise<SchedulerRunResult> {
+    const result = await this.pass();
+    // Counted after the pass committed.
+    for (const [status, n] of Object.entries(result.transitions)) this.metrics.schedulerTransitions.inc({ status }, n ?? 0);
+    return result;
+  }
+
+  private pass(): Promise<SchedulerRunResult> {
     return this.cls.run(() =>
       this.txHost.withTransaction(async () => {
         const result: SchedulerRunResult = { skipped: false, transitions: {} };

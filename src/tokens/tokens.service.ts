@@ -8,6 +8,9 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { addressAllowed, parseAddressList } from '../common/network';
 import { AppConfig } from '../config/app-config';
+import { jsonRowToEntity } from '../database/json-row';
+import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';
+import { OrganisationEntity } from '../organisations/organisation.entity';
 import { UserEntity } from '../users/user.entity';
 import { ProvisionPersonalAccessTokenRequest, PersonalAccessTokenResponse } from './dto/personal-access-token.dto';
 import { PersonalAccessTokenEntity } from './personal-access-token.entity';
@@ -15,6 +18,13 @@ import { PersonalAccessTokenEntity } from './personal-access-token.entity';
 const DAY_MS = 24 * 60 * 60 * 1000;
 const LAST_USED_THROTTLE_MS = 60 * 1000;
 export const TOKEN_PREFIX = 'cms_';
+
+/** The organisation named in the request path and the caller's membership, looked up with the credential. */
+export interface OrganisationPrefetch {
+  slug: string;
+  organisation: OrganisationEntity | null;
+  member: OrganisationMemberEntity | null;
+}
 
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 export const generateToken = () => TOKEN_PREFIX + randomBytes(32).toString('base64url');
@@ -123,16 +133,24 @@ export class TokensService {
   }
 
   /** Resolves a presented token to its user, refusing unknown, revoked, expired and out-of-range use. */
-  async authenticate(raw: string, clientIp: string | undefined): Promise<{ user: UserEntity; token: PersonalAccessTokenEntity }> {
+  async authenticate(
+    raw: string,
+    clientIp: string | undefined,
+    organisationSlug?: string,
+  ): Promise<{ user: UserEntity; token: PersonalAccessTokenEntity; organisation?: OrganisationPrefetch }> {
     const rows: (PersonalAccessTokenEntity & { u_json: UserEntity })[] = await this.dataSource.query(
       `SELECT t.id, t.identity, t.user_id AS "userId", t.name, t.type, t.ip_restriction AS "ipRestriction",
               t.expire_at AS "expireAt", t.revoked_at AS "revokedAt", t.last_used_at AS "lastUsedAt", t.created_at AS "createdAt",
               json_build_object('id', u.id, 'identity', u.identity, 'username', u.username, 'email', u.email,
                 'oidcId', u.oidc_id, 'canCreateOrganisations', u.can_create_organisations,
-                'platformAdmin', u.platform_admin, 'createdAt', u.created_at, 'modifiedAt', u.modified_at) AS u_json
+                'platformAdmin', u.platform_admin, 'createdAt', u.created_at, 'modifiedAt', u.modified_at) AS u_json,
+              to_jsonb(o) AS o_json, to_jsonb(m) AS m_json
          FROM personal_access_tokens t JOIN users u ON u.id = t.user_id
+         -- The organisation named in the path and the caller's membership, fetched in the same round trip.
+         LEFT JOIN organisations o ON o.slug = $2
+         LEFT JOIN organisation_members m ON m.organisation_id = o.id AND m.user_id = u.id
         WHERE t.token_hash = $1`,
-      [hashToken(raw)],
+      [hashToken(raw), organisationSlug ?? null],
     );
     const row = rows[0];
     if (!row) throw new UnauthorizedException('The personal access token is not valid.');
@@ -149,12 +167,21 @@ export class TokensService {
         [row.id, now],
       );
     }
-    const { u_json, ...tokenFields } = row;
+    const { u_json, o_json, m_json, ...tokenFields } = row as typeof row & { o_json: unknown; m_json: unknown };
     const user = Object.assign(new UserEntity(), u_json, {
       createdAt: new Date(u_json.createdAt),
       modifiedAt: new Date(u_json.modifiedAt),
     });
     const token = Object.assign(new PersonalAccessTokenEntity(), tokenFields);
-    return { user, token };
+    if (organisationSlug === undefined) return { user, token };
+    return {
+      user,
+      token,
+      organisation: {
+        slug: organisationSlug,
+        organisation: o_json ? jsonRowToEntity(this.dataSource, OrganisationEntity, o_json as Record<string, unknown>) : null,
+        member: m_json ? jsonRowToEntity(this.dataSource, OrganisationMemberEntity, m_json as Record<string, unknown>) : null,
+      },
+    };
   }
 }

@@ -16,6 +16,7 @@ import {
 import { CLUSTER_STATUSES, ClusterDesiredStatus, ClusterStatus, PROVISION_STATUSES } from '../../src/clusters/cluster.entity';
 import { cidrsOverlap } from '../../src/clusters/cluster-rules';
 import type { ClusterDriver } from '../../src/provisioning/cluster-driver';
+import { loadConfig } from '../../src/config/app-config';
 import { selectDriver } from '../../src/provisioning/provisioning.module';
 
 const view = (over: Partial<StateView>): StateView => ({
@@ -136,8 +137,8 @@ describe('cluster state machine', () => {
 
   it('selects the cluster driver by CLUSTER_DRIVER (default simulated) and refuses unknown names', () => {
     const simulated = { name: 'simulated' } as ClusterDriver;
-    expect(selectDriver(undefined, { simulated })).toBe(simulated);
-    expect(selectDriver('', { simulated })).toBe(simulated);
+    expect(loadConfig({}).CLUSTER_DRIVER).toBe('simulated');
+    expect(() => loadConfig({ CLUSTER_DRIVER: 'cloud-x' })).toThrow(/CLUSTER_DRIVER/);
     expect(selectDriver('simulated', { simulated })).toBe(simulated);
     expect(() => selectDriver('cloud-x', { simulated })).toThrow(/CLUSTER_DRIVER="cloud-x": unknown cluster driver/);
   });
