@@ -17,17 +17,7 @@ export async function createOrg(
   members: [TestUser, Role][],
   opts: { restricted?: boolean } = {},
 ): Promise<TestOrg> {
-  const [org] = await t.db.query(
-    `INSERT INTO organisations (slug, name, type, restricted_to_available_cloud_providers, clusters_per_customer, created_at, modified_at)
-     VALUES ($1, $1, 'BUSINESS', $2, 25, now(), now()) RETURNING id`,
-    [slug, opts.restricted ?? false],
-  );
-  for (const [user, role] of members) {
-    await t.db.query(
-      `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role) VALUES ($1, $2, $3, 'VIEW')`,
-      [org.id, user.id, role],
-    );
-  }
+  const org = await t.insertOrganisation(slug, members.map(([user, role]) => ({ user, role })), { restricted: opts.restricted });
   return { id: org.id, slug };
 }
 

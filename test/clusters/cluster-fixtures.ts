@@ -21,28 +21,18 @@ export async function createOrgFixture(
 ): Promise<OrgFixture> {
   const n = ++seq;
   const orgSlug = `acme-${n}`;
-  const [org] = await t.db.query(
-    `INSERT INTO organisations (slug, name, type, clusters_per_customer, restricted_to_available_cloud_providers, created_at, modified_at)
-     VALUES ($1, $2, 'BUSINESS', $3, $4, now(), now()) RETURNING id`,
-    [orgSlug, `Acme ${n}`, opts.quota ?? 25, opts.restricted ?? false],
-  );
   const users = {} as OrgFixture['users'];
-  for (const [key, role] of [
-    ['owner', 'OWNER'],
-    ['admin', 'ADMIN'],
-    ['member', 'MEMBER'],
-    ['viewer', 'VIEWER'],
-    ['outsider', null],
-  ] as const) {
-    const u = await t.createUser(`${key}${n}`);
-    users[key] = u;
-    if (role) {
-      await t.db.query(
-        `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at) VALUES ($1, $2, $3, 'VIEW', now())`,
-        [org.id, u.id, role],
-      );
-    }
-  }
+  for (const key of ['owner', 'admin', 'member', 'viewer', 'outsider'] as const) users[key] = await t.createUser(`${key}${n}`);
+  const org = await t.insertOrganisation(
+    orgSlug,
+    [
+      { user: users.owner, role: 'OWNER' },
+      { user: users.admin, role: 'ADMIN' },
+      { user: users.member, role: 'MEMBER' },
+      { user: users.viewer, role: 'VIEWER' },
+    ],
+    { name: `Acme ${n}`, quota: opts.quota, restricted: opts.restricted },
+  );
   const envSlug = 'production';
   const [env] = await t.db.query(
     `INSERT INTO environments (organisation_id, slug, name, type, created_at, modified_at) VALUES ($1, $2, 'Production', 'production', now(), now()) RETURNING id`,

@@ -12,25 +12,15 @@ export interface OrgFixture {
 
 /** An organisation inserted by SQL with one user per role and one outsider (not a member). */
 export async function createOrgWithRoles(t: TestApp, slug: string): Promise<OrgFixture> {
-  const [org] = await t.db.query(
-    `INSERT INTO organisations (slug, name, type, clusters_per_customer, created_at, modified_at)
-     VALUES ($1, $1, 'BUSINESS', 25, now(), now()) RETURNING id`,
-    [slug],
-  );
   const users = {} as OrgFixture['users'];
-  const memberIdentity = {} as OrgFixture['memberIdentity'];
-  for (const role of ROLES) {
-    const user = await t.createUser(`${slug}-${role.toLowerCase()}`);
-    users[role] = user;
-    const [m] = await t.db.query(
-      `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
-       VALUES ($1, $2, $3, $4, now()) RETURNING identity`,
-      [org.id, user.id, role, role === 'VIEWER' ? 'VIEW' : 'EDIT'],
-    );
-    memberIdentity[role] = m.identity;
-  }
+  for (const role of ROLES) users[role] = await t.createUser(`${slug}-${role.toLowerCase()}`);
+  const org = await t.insertOrganisation(
+    slug,
+    ROLES.map((role) => ({ user: users[role], role, kubernetesRole: role === 'VIEWER' ? 'VIEW' : 'EDIT' })),
+  );
+  const memberIdentity = Object.fromEntries(ROLES.map((role, i) => [role, org.memberIdentities[i]])) as OrgFixture['memberIdentity'];
   users.OUTSIDER = await t.createUser(`${slug}-outsider`);
-  return { id: Number(org.id), slug, users, memberIdentity };
+  return { id: org.id, slug, users, memberIdentity };
 }
 
 /** A cloud account inserted by SQL on the public profile of `type` (default platform_1). */

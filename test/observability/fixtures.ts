@@ -11,21 +11,9 @@ export interface SeededOrg {
 
 /** An organisation with one user per role and a non-member, inserted by SQL (independent of the organisations API). */
 export async function seedOrg(t: TestApp, slug: string): Promise<SeededOrg> {
-  const [org] = await t.db.query(
-    `INSERT INTO organisations (slug, name, type, clusters_per_customer, created_at, modified_at)
-     VALUES ($1, $1, 'BUSINESS', 25, now(), now()) RETURNING id`,
-    [slug],
-  );
   const users = {} as Record<Role | 'OUTSIDER', TestUser>;
-  for (const role of [...ROLES, 'OUTSIDER'] as const) {
-    const u = await t.createUser(`${slug}-${role.toLowerCase()}`);
-    users[role] = u;
-    if (role !== 'OUTSIDER')
-      await t.db.query(
-        `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role) VALUES ($1, $2, $3, 'VIEW')`,
-        [org.id, u.id, role],
-      );
-  }
+  for (const role of [...ROLES, 'OUTSIDER'] as const) users[role] = await t.createUser(`${slug}-${role.toLowerCase()}`);
+  const org = await t.insertOrganisation(slug, ROLES.map((role) => ({ user: users[role], role })));
   return { id: Number(org.id), slug, users };
 }
 

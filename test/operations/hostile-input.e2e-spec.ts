@@ -51,16 +51,10 @@ describe('hostile input against every operation', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '0' });
-    const [org] = await t.db.query(
-      `INSERT INTO organisations (slug, name, type, clusters_per_customer, created_at, modified_at)
-       VALUES ($1, 'Fuzz Org', 'BUSINESS', 25, now(), now()) RETURNING id`,
-      [orgSlug],
-    );
-    await t.db.query(
-      `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
-       SELECT $1, id, 'OWNER', 'CLUSTER_ADMIN', now() FROM users WHERE username = 'admin'`,
-      [org.id],
-    );
+    const [admin] = await t.db.query(`SELECT id FROM users WHERE username = 'admin'`);
+    await t.insertOrganisation(orgSlug, [{ user: { ...admin, identity: '', username: 'admin', email: '', token: '' }, role: 'OWNER', kubernetesRole: 'CLUSTER_ADMIN' }], {
+      name: 'Fuzz Org',
+    });
     const doc = (await t.http().get('/v3/api-docs')).body as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> };
     for (const [path, methods] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(methods)) {

@@ -115,6 +115,32 @@ export class TestApp {
     return { id: user.id, identity: user.identity, username, email, token };
   }
 
+  /**
+   * Inserts an organisation and its members straight in SQL (fixtures that must not depend on the
+   * organisations API). Returns the organisation id and each member's membership identity, in order.
+   */
+  async insertOrganisation(
+    slug: string,
+    members: { user: TestUser; role: 'OWNER' | 'ADMIN' | 'MEMBER' | 'VIEWER'; kubernetesRole?: string }[],
+    opts: { name?: string; quota?: number; restricted?: boolean; type?: string } = {},
+  ): Promise<{ id: number; slug: string; memberIdentities: string[] }> {
+    const [org] = await this.db.query(
+      `INSERT INTO organisations (slug, name, type, clusters_per_customer, restricted_to_available_cloud_providers, created_at, modified_at)
+       VALUES ($1, $2, $3, $4, $5, now(), now()) RETURNING id`,
+      [slug, opts.name ?? slug, opts.type ?? 'BUSINESS', opts.quota ?? 25, opts.restricted ?? false],
+    );
+    const memberIdentities: string[] = [];
+    for (const m of members) {
+      const [row] = await this.db.query(
+        `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
+         VALUES ($1, $2, $3, $4, now()) RETURNING identity`,
+        [org.id, m.user.id, m.role, m.kubernetesRole ?? 'VIEW'],
+      );
+      memberIdentities.push(row.identity);
+    }
+    return { id: Number(org.id), slug, memberIdentities };
+  }
+
   async close(): Promise<void> {
     await this.running.close();
   }

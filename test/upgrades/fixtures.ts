@@ -19,17 +19,7 @@ export async function createOrg(
   slug: string,
   members: { user: TestUser; role: 'OWNER' | 'ADMIN' | 'MEMBER' | 'VIEWER' }[],
 ): Promise<OrgFixture> {
-  const [org] = await t.db.query(
-    `INSERT INTO organisations (slug, name, type, clusters_per_customer, created_at, modified_at)
-     VALUES ($1, $1, 'BUSINESS', 25, now(), now()) RETURNING id`,
-    [slug],
-  );
-  for (const m of members) {
-    await t.db.query(
-      `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at) VALUES ($1, $2, $3, 'CLUSTER_ADMIN', now())`,
-      [org.id, m.user.id, m.role],
-    );
-  }
+  const org = await t.insertOrganisation(slug, members.map((m) => ({ ...m, kubernetesRole: 'CLUSTER_ADMIN' })));
   const [env] = await t.db.query(
     `INSERT INTO environments (organisation_id, slug, name, type, created_at, modified_at)
      VALUES ($1, 'production', 'production', 'production', now(), now()) RETURNING id`,
