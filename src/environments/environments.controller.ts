@@ -31,7 +31,7 @@ export class EnvironmentsController {
   @ApiPageResponse(EnvironmentResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: EnvironmentListQuery) {
-    return this.environments.list(ctx.organisation, query, query['show-compute'] === 'true');
+    return this.environments.list(ctx.organisation, query, query['show-compute'] === true);
   }
 
   @Post()
@@ -59,7 +59,7 @@ export class EnvironmentsController {
   @ApiOkResponse({ type: EnvironmentResponse })
   @ApiStandardErrors()
   get(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') slug: string, @Query() query: ShowComputeQuery) {
-    return this.environments.get(ctx.organisation, slug, query['show-compute'] === 'true');
+    return this.environments.get(ctx.organisation, slug, query['show-compute'] === true);
   }
 
   @Patch(':environmentSlug')

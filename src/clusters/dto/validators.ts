@@ -68,10 +68,4 @@ export function IsAddonMap(options?: ValidationOptions) {
 }
 
 /** Query booleans: "true"/"false" (anything else is left for @IsBoolean to refuse). */
-export const QueryBoolean = () =>
-  Transform(({ value }) => {
-    if (value === undefined || value === '') return undefined;
-    if (value === true || value === 'true') return true;
-    if (value === false || value === 'false') return false;
-    return value;
-  });
+export { QueryBoolean } from '../../common/query-boolean';

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
+import { BooleanQueryParam } from '../../common/query-boolean';
 import { PageQueryDto } from '../../common/paging';
 import { KUBERNETES_ROLES, KubernetesRole } from '../../organisations/organisation-member.entity';
 import { ENVIRONMENT_TYPES, EnvironmentType } from '../../catalog/environment-types';
@@ -45,25 +46,13 @@ export class UpdateEnvironmentRequest {
 }
 
 export class ShowComputeQuery {
-  @ApiPropertyOptional({
-    name: 'show-compute',
-    enum: ['true', 'false'],
-    default: 'false',
-    description: 'true fills totalClusters, totalCpu (cores) and totalMemory (MiB); otherwise they are null',
-  })
-  @IsOptional() @IsIn(['true', 'false'], { message: 'show-compute must be true or false' })
-  'show-compute'?: string;
+  @BooleanQueryParam('show-compute', 'true fills totalClusters, totalCpu (cores) and totalMemory (MiB); otherwise they are null')
+  'show-compute'?: boolean;
 }
 
 export class EnvironmentListQuery extends PageQueryDto {
-  @ApiPropertyOptional({
-    name: 'show-compute',
-    enum: ['true', 'false'],
-    default: 'false',
-    description: 'true fills totalClusters, totalCpu (cores) and totalMemory (MiB); otherwise they are null',
-  })
-  @IsOptional() @IsIn(['true', 'false'], { message: 'show-compute must be true or false' })
-  'show-compute'?: string;
+  @BooleanQueryParam('show-compute', 'true fills totalClusters, totalCpu (cores) and totalMemory (MiB); otherwise they are null')
+  'show-compute'?: boolean;
 }
 
 export class SlugValueDto {
