@@ -10,6 +10,7 @@ import { OrganisationIntegrationsService } from './organisation-integrations.ser
 
 @ApiTags('Integrations')
 @ApiStandardErrors()
+@ApiParam({ name: 'organisationSlug', description: 'Slug of the organisation (also written organizationSlug in the interface)' })
 @Controller('api/v1/orgs/:organisationSlug/integrations')
 export class IntegrationsController {
   constructor(

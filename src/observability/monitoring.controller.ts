@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { ApiStandardErrors } from '../common/api-docs';
@@ -18,6 +18,7 @@ import { TenantsService } from './tenants.service';
 
 @ApiTags('Observability')
 @ApiStandardErrors()
+@ApiParam({ name: 'organisationSlug', description: 'Slug of the organisation (also written organizationSlug in the interface)' })
 @Controller('api/v1/orgs/:organisationSlug')
 export class MonitoringController {
   constructor(
