@@ -10,6 +10,7 @@ import * as path from 'path';
 import { Client } from 'pg';
 import { AppModule } from './app.module';
 import { hardenHttp } from './http-hardening';
+import { requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
 import { flattenValidationErrors, GlobalExceptionFilter, toErrorResponse, ValidationFailedException } from './common/errors';
@@ -85,6 +86,8 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       // Fastify's own error and 404 answers use the service's error body.
       return503OnClosing: true,
       requestIdHeader: 'x-request-id',
+      requestIdLogLabel: 'reqId',
+      loggerInstance: options.quiet ? undefined : requestLogger(config),
       maxParamLength: 1000,
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'crypto';
 import type { Params } from 'nestjs-pino';
+import pino, { Logger as PinoInstance } from 'pino';
 import type { AppConfig } from './config/app-config';
 
 /** Structured JSON logs with a request id on every line; credentials never logged. */
@@ -35,4 +36,13 @@ export function loggerOptions(config: AppConfig): Params {
       },
     },
   };
+}
+
+/**
+ * The pino instance Fastify logs requests with: "incoming request" / "request completed" lines carrying
+ * `reqId` (the X-Request-Id), with the same level and redaction as the rest of the logs.
+ */
+export function requestLogger(config: AppConfig): PinoInstance {
+  const http = loggerOptions(config).pinoHttp as { level: string; redact: { paths: string[]; censor: string } };
+  return pino({ level: http.level, redact: http.redact, base: { service: 'cluster-management-service' } });
 }
