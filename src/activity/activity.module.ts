@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { ActivityController, ActivityFeedQuery } from './activity.controller';
+import { ActivityFeedQuery } from './activity-feed.query';
+import { ActivityController } from './activity.controller';
 
 /** The organisation activity feed (read side). */
 @Module({ controllers: [ActivityController], providers: [ActivityFeedQuery] })
