@@ -1,12 +1,12 @@
 import autocannon from 'autocannon';
 import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { seedClusters, SeedResult } from './seed';
+import { freePort } from '../src/common/free-port';
 
 /**
  * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
@@ -30,15 +30,6 @@ interface Measure {
   non2xx: number;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function spawnServer(label: string, args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });

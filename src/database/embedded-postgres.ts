@@ -1,7 +1,7 @@
 import { randomBytes } from 'crypto';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as path from 'path';
+import { freePort } from '../common/free-port';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -9,17 +9,6 @@ export interface EmbeddedDatabase {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => {
   initialise(): Promise<void>;

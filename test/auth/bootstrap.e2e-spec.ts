@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
-import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { ADMIN_TOKEN, createTestDatabase, startTestApp } from '../support/test-app';
+import { freePort } from '../../src/common/free-port';
 
 describe('bootstrap administrator', () => {
   it('is created exactly once across restarts on the same database', async () => {
@@ -22,15 +22,6 @@ describe('bootstrap administrator', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function startService(dataDir: string, port: number): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
   let out = '';
