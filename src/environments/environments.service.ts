@@ -4,6 +4,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { IsNull } from 'typeorm';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { auditDiff, snapshot } from '../audit/audit-diff';
+import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ComputeQuery, ComputeTotals } from '../common/compute.query';
 import { ValidationFailedException } from '../common/errors';
@@ -135,14 +136,7 @@ export class EnvironmentsService {
         deletedAt: null,
       }),
     );
-    this.audit.record({
-      type: 'ENVIRONMENT_CREATED',
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: Number(env.id), slug: env.slug },
-      referencedEntityIdentity: env.identity,
-      subject: env.slug,
-      details: auditDiff(null, snapshot(env, AUDITED)),
-    });
+    this.recordAudit('ENVIRONMENT_CREATED', org, env, env.identity, env.slug, auditDiff(null, snapshot(env, AUDITED)));
     return this.toResponse(env, org);
   }
 
@@ -158,14 +152,7 @@ export class EnvironmentsService {
       env.modifiedAt = this.clock.now();
       await this.repo.save(env);
     }
-    this.audit.record({
-      type: 'ENVIRONMENT_UPDATED',
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: Number(env.id), slug: env.slug },
-      referencedEntityIdentity: env.identity,
-      subject: env.slug,
-      details,
-    });
+    this.recordAudit('ENVIRONMENT_UPDATED', org, env, env.identity, env.slug, details);
     return this.toResponse(env, org);
   }
 
@@ -185,14 +172,7 @@ export class EnvironmentsService {
     env.deletedAt = now;
     env.modifiedAt = now;
     await this.repo.save(env);
-    this.audit.record({
-      type: 'ENVIRONMENT_DELETED',
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: Number(env.id), slug: env.slug },
-      referencedEntityIdentity: env.identity,
-      subject: env.slug,
-      details: auditDiff(before, null),
-    });
+    this.recordAudit('ENVIRONMENT_DELETED', org, env, env.identity, env.slug, auditDiff(before, null));
   }
 
   // ------------------------------------------------------------------------------ members
@@ -268,16 +248,9 @@ export class EnvironmentsService {
       await repo.insert({ environmentId: env.id, memberId: member.id, kubernetesRole, createdAt: now, modifiedAt: now });
     }
     const email = await this.memberEmail(member);
-    this.audit.record({
-      type: 'ENVIRONMENT_MEMBER_UPDATED',
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: Number(env.id), slug: env.slug },
-      referencedEntityIdentity: member.identity,
-      subject: `${email} in ${env.slug}`,
-      details: {
-        kubernetesRole: { old: oldRole, new: kubernetesRole },
-        ...(existing ? {} : { override: { old: null, new: kubernetesRole } }),
-      },
+    this.recordAudit('ENVIRONMENT_MEMBER_UPDATED', org, env, member.identity, `${email} in ${env.slug}`, {
+      kubernetesRole: { old: oldRole, new: kubernetesRole },
+      ...(existing ? {} : { override: { old: null, new: kubernetesRole } }),
     });
     return this.memberRows(org.id, Number(env.id));
   }
@@ -294,16 +267,28 @@ export class EnvironmentsService {
       );
     await repo.delete({ id: existing.id });
     const email = await this.memberEmail(member);
+    this.recordAudit('ENVIRONMENT_MEMBER_REMOVED', org, env, member.identity, `${email} from ${env.slug}`, {
+      kubernetesRole: { old: existing.kubernetesRole, new: member.kubernetesRole },
+      override: { old: existing.kubernetesRole, new: null },
+    });
+  }
+
+  /** One audit entry (and so one activity event) for a change to an environment or its members. */
+  private recordAudit(
+    type: string,
+    org: OrganisationEntity,
+    env: EnvironmentEntity,
+    referencedEntityIdentity: string,
+    subject: string,
+    details: AuditDetails,
+  ): void {
     this.audit.record({
-      type: 'ENVIRONMENT_MEMBER_REMOVED',
+      type,
       organisation: { id: org.id, slug: org.slug },
       environment: { id: Number(env.id), slug: env.slug },
-      referencedEntityIdentity: member.identity,
-      subject: `${email} from ${env.slug}`,
-      details: {
-        kubernetesRole: { old: existing.kubernetesRole, new: member.kubernetesRole },
-        override: { old: existing.kubernetesRole, new: null },
-      },
+      referencedEntityIdentity,
+      subject,
+      details,
     });
   }
 
