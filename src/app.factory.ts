@@ -1,4 +1,3 @@
-import { ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -13,7 +12,8 @@ import { hardenHttp } from './http-hardening';
 import { requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { flattenValidationErrors, GlobalExceptionFilter, toErrorResponse, ValidationFailedException } from './common/errors';
+import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
+import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 
 export interface RunningApp {
   app: NestFastifyApplication;
@@ -61,7 +61,16 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
       'Control-plane API for organisations managing container-orchestration clusters. ' +
         'Authenticate with `Authorization: Token <personal access token>` or `Authorization: Bearer <PAT or OIDC token>`. ' +
         'Errors share one body: {timestamp, status, error, message, path, errors?}. ' +
-        'Paged lists take page (0-based), size (default 50, clamped to 500) and sort=property,asc|desc.',
+        'Paged lists take page (0-based; negative or not a number means 0), size (default 50, clamped to 500; ' +
+        'below 1 or not a number means the default) and sort=property[,asc|desc][,ignorecase] (repeatable; each ' +
+        'list names the properties it can sort by, others are 400). ' +
+        'Unknown query parameters are ignored. Unknown body properties follow the query parameter ' +
+        '`fieldValidation` (as the Kubernetes API server does): `Warn` (default) drops them and names each in a ' +
+        '`Warning: 299 - "unknown field \\"x\\""` response header (at most 10, then one saying how many more), ' +
+        '`Strict` answers 400 naming them, `Ignore` drops them silently. Wrong types and bounds of known fields ' +
+        'are always 400. A body with more than 256 properties in one object, more than 20,000 values in all or ' +
+        'nesting deeper than 32 levels is refused with 400 before validation; validation errors list at most ' +
+        '20 fields. An empty body with Content-Type application/json is a request without a body.',
     )
     .setVersion('1.0.0')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
@@ -98,24 +107,27 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
     });
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
       bufferLogs: true,
+      // The JSON parser is registered below (empty bodies are no body), not by Nest.
+      bodyParser: false,
       logger: options.quiet ? false : undefined,
     });
     if (!options.quiet) app.useLogger(app.get(PinoLogger));
     else app.useLogger(false);
-    app.useGlobalPipes(
-      new ValidationPipe({
-        whitelist: true,
-        forbidNonWhitelisted: true,
-        transform: true,
-        transformOptions: { enableImplicitConversion: false },
-        exceptionFactory: (errors) => new ValidationFailedException(flattenValidationErrors(errors)),
-      }),
-    );
+    app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);
     const fastify = app.getHttpAdapter().getInstance();
     // JSON bodies only: without a text parser, other content types are 415.
     fastify.removeContentTypeParser(['text/plain']);
+    // An empty body with a JSON content type is a request without a body (clients send the header on
+    // every DELETE and bodiless POST); anything else goes to Fastify's own (prototype-poisoning-safe) parser.
+    addFieldWarnings(fastify);
+    const jsonParser = fastify.getDefaultJsonParser('error', 'error');
+    fastify.removeContentTypeParser('application/json');
+    fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+      if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
+      jsonParser(request, body as string, done);
+    });
     const document = buildOpenApiDocument(app);
     SwaggerModule.setup('swagger-ui', app, document, {
       jsonDocumentUrl: 'v3/api-docs',

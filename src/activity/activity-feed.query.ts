@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
-import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { ActivityEventEntity } from './activity-event.entity';
 import { ActivityEventResponse } from './dto/activity-event.dto';
 
@@ -18,10 +18,7 @@ export class ActivityFeedQuery {
       .getRepository(ActivityEventEntity)
       .createQueryBuilder('a')
       .where('a.organisationId = :org', { org: organisationId });
-    req.sort.forEach((s, i) =>
-      i === 0 ? qb.orderBy(SORTABLE[s.property], s.direction) : qb.addOrderBy(SORTABLE[s.property], s.direction),
-    );
-    qb.addOrderBy('a.id', req.sort[0]?.direction ?? 'DESC');
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'a.id', req.sort[0]?.direction ?? 'DESC'));
     const [rows, total] = await qb.offset(req.offset).limit(req.size).getManyAndCount();
     return toPage(
       rows.map((a) => ({

@@ -12,6 +12,14 @@ export class AdminClusterListQuery extends PageQueryDto {
   @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
   @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
   includeDetails?: boolean;
+
+  @ApiPropertyOptional({ name: 'show-compute', default: true, description: 'false leaves cpu and memory empty' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'show-compute must be true or false' })
+  'show-compute'?: boolean;
+
+  @ApiPropertyOptional({ default: true, description: 'false also lists deleted clusters (with deletedAt)' })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'hideDeleted must be true or false' })
+  hideDeleted?: boolean;
 }
 
 /** Platform operators' view of every organisation's clusters (registered by ClustersModule). */

@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
-import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AuditEventEntity } from './audit-event.entity';
 import { AuditEventResponse, ClusterAuditEventResponse } from './dto/audit-event.dto';
 
@@ -47,11 +47,8 @@ export class AuditEventsService {
         cluster: cluster.clusterSlug,
       });
     }
-    req.sort.forEach((s, i) =>
-      i === 0 ? qb.orderBy(SORTABLE[s.property], s.direction) : qb.addOrderBy(SORTABLE[s.property], s.direction),
-    );
-    // Newest first among equal keys, matching the default order.
-    qb.addOrderBy('e.id', req.sort[0]?.direction ?? 'DESC');
+    // Equal keys keep the order of the first sort key.
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'e.id', req.sort[0]?.direction ?? 'DESC'));
     const [rows, total] = await qb.offset(req.offset).limit(req.size).getManyAndCount();
     return { rows, total, req };
   }

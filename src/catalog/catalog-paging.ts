@@ -3,8 +3,10 @@ import { Page, PageQueryDto, SortForm, SortOrder, toPage, toPageRequest } from '
 /** How a catalog list may be sorted: API property -> value to compare. */
 export type InMemorySortable<T> = Record<string, (row: T) => string | number | boolean>;
 
-function compare(a: string | number | boolean, b: string | number | boolean): number {
-  if (typeof a === 'string' && typeof b === 'string') return a.localeCompare(b);
+function compare(a: string | number | boolean, b: string | number | boolean, ignoreCase: boolean): number {
+  if (typeof a === 'string' && typeof b === 'string') {
+    return ignoreCase ? a.localeCompare(b, undefined, { sensitivity: 'accent' }) : a.localeCompare(b);
+  }
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -26,7 +28,7 @@ export function pageInMemory<T, R>(
     .map((row, index) => ({ row, index }))
     .sort((x, y) => {
       for (const s of req.sort) {
-        const c = compare(sortable[s.property](x.row), sortable[s.property](y.row));
+        const c = compare(sortable[s.property](x.row), sortable[s.property](y.row), s.ignoreCase === true);
         if (c !== 0) return s.direction === 'ASC' ? c : -c;
       }
       return x.index - y.index;

@@ -9,7 +9,7 @@ import { CloudProfileEntity } from '../catalog/cloud-profile.entity';
 import type { CloudProfileResponse } from '../catalog/dto/catalog.dto';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import { orderByEntries, Page, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { CloudAccountEntity } from './cloud-account.entity';
 import { CloudCredentialsEntity } from './cloud-credentials.entity';
@@ -90,7 +90,7 @@ export class CloudAccountsService {
       if (!provider) return toPage([], 0, req, 'B');
       qb.andWhere('a.cloudProviderType = :type', { type: provider.type });
     }
-    for (const [expr, dir] of orderByEntries(req, SORTABLE, 'a.id')) qb.addOrderBy(expr, dir);
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'a.id'));
     qb.skip(req.offset).take(req.size);
     const [rows, total] = await qb.getManyAndCount();
     return toPage(await this.toResponses(org, rows), total, req, 'B');

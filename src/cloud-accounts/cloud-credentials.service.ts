@@ -7,7 +7,7 @@ import { REDACTED } from '../audit/audit-diff';
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../catalog/cloud-provider.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { CloudAccountEntity } from './cloud-account.entity';
@@ -53,7 +53,7 @@ export class CloudCredentialsService {
     const account = await this.accounts.find(org, accountIdentity);
     const req = toPageRequest(query, SORTABLE);
     const qb = this.repo.createQueryBuilder('c').where('c.cloudAccountId = :id', { id: account.id });
-    for (const [expr, dir] of orderByEntries(req, SORTABLE, 'c.id')) qb.addOrderBy(expr, dir);
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'c.id'));
     qb.skip(req.offset).take(req.size);
     const [rows, total] = await qb.getManyAndCount();
     return toPage(

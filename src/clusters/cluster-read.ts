@@ -57,6 +57,8 @@ export interface ClusterScope {
   environmentId?: number;
   cloudAccountId?: number;
   maintenanceScheduleId?: number;
+  /** Platform administrators may list deleted clusters too (`hideDeleted=false`). */
+  includeDeleted?: boolean;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function clusterPage(
   limit: number,
   offset: number,
 ): Promise<{ rows: ClusterRow[]; total: number }> {
-  const where = ['c.deleted_at IS NULL'];
+  const where = scope.includeDeleted ? ['true'] : ['c.deleted_at IS NULL'];
   const params: unknown[] = [];
   const add = (column: string, value: number | undefined) => {
     if (value === undefined) return;
@@ -84,7 +86,7 @@ export async function clusterPage(
   const whereSql = where.join(' AND ');
   // Organisation- or environment-wide pages read the trigger-kept count (cluster_counts) instead of counting.
   const counted =
-    scope.cloudAccountId === undefined && scope.maintenanceScheduleId === undefined && (scope.organisationId !== undefined || scope.environmentId !== undefined)
+    !scope.includeDeleted && scope.cloudAccountId === undefined && scope.maintenanceScheduleId === undefined && (scope.organisationId !== undefined || scope.environmentId !== undefined)
       ? await sql(`SELECT live AS total FROM cluster_counts WHERE scope = $1 AND scope_id = $2`, [
           scope.environmentId !== undefined ? 'environment' : 'organisation',
           scope.environmentId ?? scope.organisationId,

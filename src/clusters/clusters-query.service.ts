@@ -33,7 +33,7 @@ export class ClustersQueryService {
 
   async listForOrganisation(
     org: OrganisationEntity,
-    query: PageQueryDto & { maintenanceSchedule?: string; includeDetails?: boolean },
+    query: PageQueryDto & { maintenanceSchedule?: string; includeDetails?: boolean; 'show-compute'?: boolean },
   ): Promise<Page<ClusterResponse>> {
     const scope: ClusterScope = { organisationId: org.id };
     if (query.maintenanceSchedule) {
@@ -43,7 +43,7 @@ export class ClustersQueryService {
       ]);
       scope.maintenanceScheduleId = row ? Number(row.id) : -1; // unknown schedule: nothing uses it
     }
-    return this.page(scope, query, { includeDetails: query.includeDetails, showCompute: true });
+    return this.page(scope, query, { includeDetails: query.includeDetails, showCompute: query['show-compute'] ?? true });
   }
 
   async listForEnvironment(
@@ -66,8 +66,13 @@ export class ClustersQueryService {
     return this.page({ organisationId: org.id, cloudAccountId: Number(acc.id) }, query, { showCompute: true });
   }
 
-  async listAll(query: PageQueryDto & { includeDetails?: boolean }): Promise<Page<ClusterResponse>> {
-    return this.page({}, query, { includeDetails: query.includeDetails, showCompute: true });
+  async listAll(
+    query: PageQueryDto & { includeDetails?: boolean; 'show-compute'?: boolean; hideDeleted?: boolean },
+  ): Promise<Page<ClusterResponse>> {
+    return this.page({ includeDeleted: query.hideDeleted === false }, query, {
+      includeDetails: query.includeDetails,
+      showCompute: query['show-compute'] ?? true,
+    });
   }
 
   async get(org: OrganisationEntity, envSlug: string, clusterSlug: string, opts: ViewOptions): Promise<ClusterResponse> {

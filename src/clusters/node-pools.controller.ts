@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nest
 import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
 import { ApiStandardErrors } from '../common/api-docs';
-import { CreateClusterNodePoolDto, NodePoolResponse } from './dto/node-pool.dto';
+import { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
 import { NodePoolsService } from './node-pools.service';
 
 const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
@@ -41,7 +41,7 @@ export class NodePoolsController {
 
   @Put(':nodePoolId')
   @RequireOrgRole('MEMBER')
-  @ApiParam({ name: 'nodePoolId', format: 'uuid', description: "The node pool's identity" })
+  @ApiParam({ name: 'nodePoolId', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (uuid) or its numeric id" })
   @ApiOperation({ summary: 'Replace a node pool (the whole definition)' })
   @ApiOkResponse({ type: NodePoolResponse })
   @ApiStandardErrors({ conflict: 'Name taken in the cluster, or the cluster is being deleted' })
@@ -50,7 +50,7 @@ export class NodePoolsController {
     @Param('environmentSlug') env: string,
     @Param('clusterSlug') cluster: string,
     @Param('nodePoolId') nodePoolId: string,
-    @Body() body: CreateClusterNodePoolDto,
+    @Body() body: UpdateNodePoolDto,
   ): Promise<NodePoolResponse> {
     return this.pools.update(ctx.organisation, env, cluster, nodePoolId, body);
   }
@@ -58,10 +58,10 @@ export class NodePoolsController {
   @Delete(':nodePoolId')
   @HttpCode(204)
   @RequireOrgRole('MEMBER')
-  @ApiParam({ name: 'nodePoolId', format: 'uuid', description: "The node pool's identity" })
+  @ApiParam({ name: 'nodePoolId', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (uuid) or its numeric id" })
   @ApiOperation({ summary: 'Remove a node pool (not the last one)' })
   @ApiNoContentResponse({ description: 'Removed' })
-  @ApiStandardErrors({ conflict: 'The last node pool of a cluster, or the cluster is being deleted' })
+  @ApiStandardErrors({ conflict: 'The cluster is being deleted' })
   async remove(
     @OrgContext() ctx: OrganisationContext,
     @Param('environmentSlug') env: string,

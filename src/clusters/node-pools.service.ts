@@ -12,7 +12,7 @@ import { ClusterRules } from './cluster-rules';
 import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
-import type { CreateClusterNodePoolDto, NodePoolResponse } from './dto/node-pool.dto';
+import type { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
 
 const AUDITED = [
   'name',
@@ -77,11 +77,12 @@ export class NodePoolsService {
     envSlug: string,
     clusterSlug: string,
     nodePoolId: string,
-    body: CreateClusterNodePoolDto,
+    update: UpdateNodePoolDto,
   ): Promise<NodePoolResponse> {
     const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
     const pool = await this.find(cluster, nodePoolId);
     this.assertChangeable(cluster);
+    const body: CreateClusterNodePoolDto = { ...update, name: update.name ?? pool.name };
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     if (body.name !== pool.name) await this.assertNameFree(cluster, body.name);
     const before = pick(pool);
@@ -95,11 +96,8 @@ export class NodePoolsService {
   async remove(org: OrganisationEntity, envSlug: string, clusterSlug: string, nodePoolId: string): Promise<void> {
     const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
     const pool = await this.find(cluster, nodePoolId);
+    // A cluster may run without node pools (they are often managed as separate resources, e.g. by Terraform).
     this.assertChangeable(cluster);
-    const count = await this.repo.count({ where: { clusterId: cluster.id } });
-    if (count <= 1) {
-      throw new ConflictException(`Node pool '${pool.name}' is the cluster's last node pool; a cluster keeps at least one (delete the cluster instead).`);
-    }
     await this.repo.delete({ id: pool.id });
     this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));
   }
@@ -122,7 +120,13 @@ export class NodePoolsService {
   }
 
   private async find(cluster: ClusterEntity, nodePoolId: string): Promise<ClusterNodePoolEntity> {
-    const pool = UUID.test(nodePoolId) ? await this.repo.findOne({ where: { clusterId: cluster.id, identity: nodePoolId } }) : null;
+    // Addressed by identity (uuid) or by the numeric id the original clients use.
+    const where = UUID.test(nodePoolId)
+      ? { clusterId: cluster.id, identity: nodePoolId }
+      : /^[1-9][0-9]{0,15}$/.test(nodePoolId)
+        ? { clusterId: cluster.id, id: Number(nodePoolId) }
+        : null;
+    const pool = where ? await this.repo.findOne({ where }) : null;
     if (!pool) throw new NotFoundException(`Node pool '${nodePoolId}' was not found in cluster '${cluster.slug}'.`);
     return pool;
   }

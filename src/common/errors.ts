@@ -26,13 +26,25 @@ export class ErrorBodyDto {
   @ApiPropertyOptional({ type: [FieldErrorDto] }) errors?: FieldErrorDto[];
 }
 
-/** 400 carrying one entry per offending field. */
+/** Validation error lists stop here, then one entry says how many more there were. */
+export const MAX_FIELD_ERRORS = 20;
+
+function capErrors(errors: FieldErrorDto[]): FieldErrorDto[] {
+  if (errors.length <= MAX_FIELD_ERRORS) return errors;
+  return [
+    ...errors.slice(0, MAX_FIELD_ERRORS),
+    { field: '', message: `${errors.length - MAX_FIELD_ERRORS} more errors not listed` },
+  ];
+}
+
+/** 400 carrying one entry per offending field (at most MAX_FIELD_ERRORS, then a count). */
 export class ValidationFailedException extends HttpException {
-  constructor(public readonly fieldErrors: FieldErrorDto[], message?: string) {
-    super(
-      message ?? `Invalid request: ${fieldErrors.map((e) => e.message).join('; ')}`,
-      HttpStatus.BAD_REQUEST,
-    );
+  public readonly fieldErrors: FieldErrorDto[];
+
+  constructor(fieldErrors: FieldErrorDto[], message?: string) {
+    const capped = capErrors(fieldErrors);
+    super(message ?? `Invalid request: ${capped.map((e) => e.message).join('; ')}`, HttpStatus.BAD_REQUEST);
+    this.fieldErrors = capped;
   }
 
   static forField(field: string, message: string): ValidationFailedException {
@@ -45,7 +57,13 @@ export function flattenValidationErrors(errors: ValidationError[], parent = ''):
   const out: FieldErrorDto[] = [];
   for (const e of errors) {
     const field = parent ? `${parent}.${e.property}` : e.property;
-    for (const msg of Object.values(e.constraints ?? {})) {
+    const messages = Object.values(e.constraints ?? {});
+    // A missing required field is "x is required", not a list of the bounds it would have to meet.
+    if (e.value === undefined && messages.length && !e.children?.length) {
+      out.push({ field, message: `${field} is required` });
+      continue;
+    }
+    for (const msg of messages) {
       // class-validator names only the leaf property; the dotted path makes nested errors actionable.
       const text = msg.startsWith(e.property) && parent ? `${parent}.${msg}` : msg;
       out.push({ field, message: text });

@@ -5,6 +5,8 @@
 export interface SortOrder {
   property: string;
   direction: 'ASC' | 'DESC';
+  /** `sort=prop,asc,ignorecase`: text compared case-insensitively. */
+  ignoreCase?: boolean;
 }
 
 export interface PageRequest {
@@ -55,7 +57,7 @@ function sortIn(form: SortForm, sort: SortOrder[]): SortFormA | SortObject[] {
   return sort.map((s) => ({
     ascending: s.direction === 'ASC',
     direction: s.direction,
-    ignoreCase: false,
+    ignoreCase: s.ignoreCase === true,
     nullHandling: 'NATIVE',
     property: s.property,
   }));

@@ -1,7 +1,7 @@
 import { applyDecorators, Type } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsArray, IsInt, IsOptional, IsString, Matches, Min } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches } from 'class-validator';
 import { ValidationFailedException } from './errors';
 
 export const MAX_PAGE_SIZE = 500;
@@ -9,31 +9,47 @@ export const DEFAULT_PAGE_SIZE = 50;
 
 const toArray = ({ value }: { value: unknown }) =>
   value === undefined ? undefined : Array.isArray(value) ? value : [value];
-const toIntOrRaw = ({ value }: { value: unknown }) =>
-  typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+/** Spring Data: a page that is negative or not a number is 0; a size below 1 or not a number is the default. */
+const toPageIndex = ({ value }: { value: unknown }) => {
+  const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+};
+const toPageSize = ({ value }: { value: unknown }) => {
+  const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
+  return Number.isSafeInteger(n) && n >= 1 ? n : Number.isFinite(n) && n > MAX_PAGE_SIZE ? MAX_PAGE_SIZE : undefined;
+};
 
-/** Spring Data paging query: ?page=0&size=50&sort=prop,asc (sort repeatable). */
+const SORT_PATTERN = /^[A-Za-z][A-Za-z0-9_.]*(,(asc|desc))?(,ignorecase)?$/i;
+
+/** Spring Data paging query: ?page=0&size=50&sort=prop,asc[,ignorecase] (sort repeatable). */
 export class PageQueryDto {
-  @ApiPropertyOptional({ description: 'Zero-based page index', minimum: 0, default: 0, type: 'integer' })
-  @IsOptional() @Transform(toIntOrRaw) @IsInt() @Min(0)
+  @ApiPropertyOptional({
+    description: 'Zero-based page index; negative or not a number means 0',
+    minimum: 0,
+    default: 0,
+    type: 'integer',
+  })
+  @IsOptional() @Transform(toPageIndex) @IsInt()
   page?: number;
 
   @ApiPropertyOptional({
-    description: `Page size; values above ${MAX_PAGE_SIZE} are clamped to ${MAX_PAGE_SIZE}`,
+    description: `Page size; values above ${MAX_PAGE_SIZE} are clamped to ${MAX_PAGE_SIZE}, below 1 or not a number mean the default`,
     minimum: 1,
+    maximum: MAX_PAGE_SIZE,
     default: DEFAULT_PAGE_SIZE,
     type: 'integer',
   })
-  @IsOptional() @Transform(toIntOrRaw) @IsInt() @Min(1)
+  @IsOptional() @Transform(toPageSize) @IsInt()
   size?: number;
 
   @ApiPropertyOptional({
-    description: 'Sorting: property,(asc|desc). Repeatable. Unknown properties are refused with 400.',
+    description:
+      'Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400.',
     type: [String],
-    example: ['createdAt,desc'],
+    maxItems: 10,
   })
-  @IsOptional() @Transform(toArray) @IsArray() @IsString({ each: true })
-  @Matches(/^[A-Za-z][A-Za-z0-9_.]*(,(asc|desc|ASC|DESC))?$/, { each: true, message: 'sort must look like property,asc or property,desc' })
+  @IsOptional() @Transform(toArray) @IsArray() @ArrayMaxSize(10) @IsString({ each: true })
+  @Matches(SORT_PATTERN, { each: true, message: 'sort must look like property,asc or property,desc[,ignorecase]' })
   sort?: string[];
 }
 
@@ -54,23 +70,57 @@ export function toPageRequest(
   const size = Math.min(query?.size ?? DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
   const sort: SortOrder[] = [];
   for (const raw of query?.sort ?? []) {
-    const [property, dir] = raw.split(',');
-    if (!(property in sortable)) {
+    const [property, ...flags] = raw.split(',');
+    // Own properties only: `constructor`, `toString`... of Object.prototype are not sort properties.
+    if (!Object.prototype.hasOwnProperty.call(sortable, property)) {
       throw ValidationFailedException.forField(
         'sort',
         `sort property '${property}' is unknown; use one of: ${Object.keys(sortable).join(', ')}`,
       );
     }
-    sort.push({ property, direction: (dir ?? 'asc').toUpperCase() === 'DESC' ? 'DESC' : 'ASC' });
+    const lower = flags.map((f) => f.toLowerCase());
+    sort.push({
+      property,
+      direction: lower.includes('desc') ? 'DESC' : 'ASC',
+      ...(lower.includes('ignorecase') ? { ignoreCase: true } : {}),
+    });
   }
   return { page, size, offset: page * size, sort: sort.length ? sort : defaultSort };
 }
 
-/** ORDER BY clause entries for a query builder, with a stable tiebreaker. */
-export function orderByEntries(req: PageRequest, sortable: Record<string, string>, tiebreaker: string): [string, 'ASC' | 'DESC'][] {
-  const entries: [string, 'ASC' | 'DESC'][] = req.sort.map((s) => [sortable[s.property], s.direction]);
-  if (!entries.some(([expr]) => expr === tiebreaker)) entries.push([tiebreaker, 'ASC']);
+/**
+ * ORDER BY entries for a page request, ending with a stable tiebreaker. With `ignorecase`, text values are
+ * compared lower-cased first (the extra key is null for other types, which then keep their own order).
+ */
+export function orderByEntries(
+  req: PageRequest,
+  sortable: Record<string, string>,
+  tiebreaker: string,
+  tiebreakerDirection: 'ASC' | 'DESC' = 'ASC',
+): [string, 'ASC' | 'DESC'][] {
+  const entries: [string, 'ASC' | 'DESC'][] = req.sort.flatMap((s): [string, 'ASC' | 'DESC'][] => {
+    const expr = sortable[s.property];
+    if (!s.ignoreCase) return [[expr, s.direction]];
+    const folded = `(CASE WHEN pg_typeof(${expr}) IN ('text'::regtype, 'character varying'::regtype) THEN lower((${expr})::text) END)`;
+    return [[folded, s.direction], [expr, s.direction]];
+  });
+  if (!entries.some(([expr]) => expr === tiebreaker)) entries.push([tiebreaker, tiebreakerDirection]);
   return entries;
+}
+
+/** Applies the entries of `orderByEntries` to a TypeORM query builder. */
+export function applyOrder(
+  qb: { addOrderBy(sort: string, order: 'ASC' | 'DESC'): unknown },
+  entries: [string, 'ASC' | 'DESC'][],
+): void {
+  for (const [expr, dir] of entries) qb.addOrderBy(expr, dir);
+}
+
+/** The same entries as one SQL ORDER BY list, for hand-written SQL. */
+export function orderBySql(req: PageRequest, sortable: Record<string, string>, tiebreaker: string): string {
+  return orderByEntries(req, sortable, tiebreaker)
+    .map(([expr, dir]) => `${expr} ${dir}`)
+    .join(', ');
 }
 
 // ---- OpenAPI schemas for the envelopes --------------------------------------------------------

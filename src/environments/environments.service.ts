@@ -8,7 +8,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ComputeQuery, ComputeTotals } from '../common/compute.query';
 import { ValidationFailedException } from '../common/errors';
-import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { slugify, slugObject } from '../common/slug';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { KubernetesRole, OrganisationMemberEntity } from '../organisations/organisation-member.entity';
@@ -90,7 +90,7 @@ export class EnvironmentsService {
       .where('e.organisationId = :org AND e.deletedAt IS NULL', { org: org.id })
       .skip(req.offset)
       .take(req.size);
-    for (const [expr, dir] of orderByEntries(req, ENV_SORTABLE, 'e.id')) qb.addOrderBy(expr, dir);
+    applyOrder(qb, orderByEntries(req, ENV_SORTABLE, 'e.id'));
     const [rows, total] = await qb.getManyAndCount();
     const totals = showCompute ? await this.compute.totalsByEnvironment(rows.map((r) => Number(r.id))) : null;
     return toPage(
@@ -207,9 +207,7 @@ export class EnvironmentsService {
   async members(org: OrganisationEntity, slug: string, query: PageQueryDto): Promise<Page<EnvironmentMemberResponse>> {
     const env = await this.find(org, slug);
     const req = toPageRequest(query, MEMBER_SORTABLE);
-    const orderBy = orderByEntries(req, MEMBER_SORTABLE, 'om.id')
-      .map(([expr, dir]) => `${expr} ${dir}`)
-      .join(', ');
+    const orderBy = orderBySql(req, MEMBER_SORTABLE, 'om.id');
     const content = await this.memberRows(org.id, Number(env.id), { orderBy, limit: req.size, offset: req.offset });
     const [{ n }] = await this.txHost.tx.query('SELECT count(*)::int AS n FROM organisation_members WHERE organisation_id = $1', [
       org.id,

@@ -6,7 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { OutboundPolicy } from '../common/outbound-policy';
-import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
 import { slugify } from '../common/slug';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
@@ -61,7 +61,7 @@ export class DashboardIntegrationsService {
       .where('d.organisation_id = :org AND d.deleted_at IS NULL', { org: org.id })
       .offset(req.offset)
       .limit(req.size);
-    for (const [expr, dir] of orderByEntries(req, SORTABLE, 'd.id')) qb.addOrderBy(expr, dir);
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'd.id'));
     const [rows, total] = await qb.getManyAndCount();
     return toPage(rows.map((r) => this.toResponse(r, org)), total, req, 'B');
   }

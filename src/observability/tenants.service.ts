@@ -4,7 +4,7 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { createHash, randomBytes } from 'crypto';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
-import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AppConfig } from '../config/app-config';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { AlertWebhookTokenResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
@@ -105,9 +105,7 @@ export class TenantsService {
 
   async list(org: OrganisationEntity, query: PageQueryDto): Promise<Page<ObservabilityTenant>> {
     const req = toPageRequest(query, TENANT_SORTABLE, []);
-    const order = orderByEntries(req, TENANT_SORTABLE, 't.id')
-      .map(([expr, dir]) => `${expr} ${dir}`)
-      .join(', ');
+    const order = orderBySql(req, TENANT_SORTABLE, 't.id');
     const rows: TenantRow[] = await this.txHost.tx.query(
       `${TENANT_SELECT} WHERE t.organisation_id = $1 AND t.deleted_at IS NULL ORDER BY ${order} LIMIT $2 OFFSET $3`,
       [org.id, req.size, req.offset],

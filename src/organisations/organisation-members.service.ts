@@ -5,7 +5,7 @@ import type { OrganisationContext } from '../auth/organisation-access';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import { Page, PageQueryDto, PageRequest, toPage, toPageRequest } from '../common/paging';
+import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { emailObject, slugObject } from '../common/slug';
 import type { UserEntity } from '../users/user.entity';
 import {
@@ -44,11 +44,6 @@ const MEMBERSHIP_SORTABLE: Record<string, string> = {
   joinedAt: 'm.joined_at',
 };
 
-function orderBy(req: PageRequest, sortable: Record<string, string>, tiebreaker: string): string {
-  const parts = req.sort.map((s) => `${sortable[s.property]} ${s.direction}`);
-  parts.push(`${tiebreaker} ASC`);
-  return parts.join(', ');
-}
 
 @Injectable()
 export class OrganisationMembersService {
@@ -97,7 +92,7 @@ export class OrganisationMembersService {
       `SELECT m.id, m.identity, m.role, m.kubernetes_role, m.joined_at, u.identity AS user_identity, u.username, u.email
          FROM organisation_members m JOIN users u ON u.id = m.user_id
         WHERE m.organisation_id = $1
-        ORDER BY ${orderBy(req, MEMBER_SORTABLE, 'm.id')}
+        ORDER BY ${orderBySql(req, MEMBER_SORTABLE, 'm.id')}
         OFFSET $2 LIMIT $3`,
       [organisationId, req.offset, req.size],
     );
@@ -115,7 +110,7 @@ export class OrganisationMembersService {
         `SELECT m.identity, m.role, m.kubernetes_role, o.identity AS org_identity, o.name, o.slug
            FROM organisation_members m JOIN organisations o ON o.id = m.organisation_id
           WHERE m.user_id = $1
-          ORDER BY ${orderBy(req, MEMBERSHIP_SORTABLE, 'm.id')}
+          ORDER BY ${orderBySql(req, MEMBERSHIP_SORTABLE, 'm.id')}
           OFFSET $2 LIMIT $3`,
         [user.id, req.offset, req.size],
       );

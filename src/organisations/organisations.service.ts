@@ -6,7 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ComputeQuery, ComputeTotals } from '../common/compute.query';
 import { ValidationFailedException } from '../common/errors';
-import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { slugify, slugObject } from '../common/slug';
 import { AppConfig } from '../config/app-config';
 import { OrganisationIntegrationEntity } from '../observability/organisation-integration.entity';
@@ -253,10 +253,7 @@ export class OrganisationsService {
     const sortable: Record<string, string> = { name: 'o.name', slug: 'o.slug', type: 'o.type', createdAt: 'o.createdAt' };
     const req = toPageRequest(query, sortable, [{ property: 'name', direction: 'ASC' }]);
     const qb = this.repo.createQueryBuilder('o').offset(req.offset).limit(req.size);
-    req.sort.forEach((s, i) =>
-      i === 0 ? qb.orderBy(sortable[s.property], s.direction) : qb.addOrderBy(sortable[s.property], s.direction),
-    );
-    qb.addOrderBy('o.id', 'ASC');
+    applyOrder(qb, orderByEntries(req, sortable, 'o.id'));
     const [rows, total] = await qb.getManyAndCount();
     return toPage(rows.map((o) => this.toResponse(o)), total, req, 'B');
   }

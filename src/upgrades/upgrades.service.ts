@@ -5,7 +5,7 @@ import * as semver from 'semver';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import { orderByEntries, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
+import { orderBySql, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import type { UserEntity } from '../users/user.entity';
 import {
@@ -62,9 +62,7 @@ export class UpgradesService {
       where.push(`u.status = ANY($${params.length}::text[])`);
     }
     const whereSql = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const order = orderByEntries(req, SORTABLE, 'u.id')
-      .map(([expr, dir]) => `${expr} ${dir}`)
-      .join(', ');
+    const order = orderBySql(req, SORTABLE, 'u.id');
     const rows = await this.query(`${UPGRADE_SELECT} ${whereSql} ORDER BY ${order} LIMIT ${req.size} OFFSET ${req.offset}`, params);
     const [{ n }] = await this.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM scheduled_cluster_upgrades u JOIN clusters c ON c.id = u.cluster_id ${whereSql}`,

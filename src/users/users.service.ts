@@ -4,7 +4,7 @@ import { ConflictException, Injectable } from '@nestjs/common';
 import type { JWTPayload } from 'jose';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
-import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AddUserRequest, UserResponse, UserSearchResult } from './dto/user.dto';
 import { UserEntity } from './user.entity';
 
@@ -89,10 +89,9 @@ export class UsersService {
     const qb = this.repo
       .createQueryBuilder('u')
       .where('lower(u.username) LIKE :pattern', { pattern })
-      .orderBy(sortable[req.sort[0].property as keyof typeof sortable], req.sort[0].direction)
-      .addOrderBy('u.id', 'ASC')
       .offset(req.offset)
       .limit(req.size);
+    applyOrder(qb, orderByEntries(req, sortable, 'u.id'));
     const [rows, total] = await qb.getManyAndCount();
     return toPage(rows.map((u) => ({ email: u.email, username: u.username })), total, req, 'A');
   }

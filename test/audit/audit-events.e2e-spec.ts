@@ -85,7 +85,11 @@ describe('audit events and activity feed (read endpoints)', () => {
       expectErrorBody(bad.body, 400);
       expect(bad.body.errors[0].field).toBe('sort');
       const badSize = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events?size=0`);
-      expect(badSize.status).toBe(400);
+      expect(badSize.status).toBe(200);
+      expect(badSize.body.size).toBe(50);
+      const ci = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events?sort=type,desc,ignorecase`);
+      expect(ci.status).toBe(200);
+      expect(ci.body.sort).toEqual([expect.objectContaining({ property: 'type', direction: 'DESC', ignoreCase: true })]);
     });
   });
 

@@ -125,7 +125,7 @@ describe('personal access tokens (/sts/v1)', () => {
   ])('refuses %j with 400 naming %s', async (body, field) => {
     const countAudit = async () => (await t.db.query('SELECT count(*)::int AS n FROM audit_events'))[0].n;
     const before = await countAudit();
-    const res = await t.as(alice.token).post('/sts/v1/personal-access-tokens').send(body);
+    const res = await t.as(alice.token).post('/sts/v1/personal-access-tokens?fieldValidation=Strict').send(body);
     expect(res.status).toBe(400);
     expectErrorBody(res.body, 400);
     expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);

@@ -122,7 +122,7 @@ describe('/admin/v1 cluster versions and update channels', () => {
         [{ version: '1.33.0', kubernetesVersion: 'x'.repeat(65) }, 'kubernetesVersion'],
         [{ version: '1.33.0', colour: 'blue' }, 'colour'],
       ] as const) {
-        const res = await admin().post('/admin/v1/cluster-versions').send(body);
+        const res = await admin().post('/admin/v1/cluster-versions?fieldValidation=Strict').send(body);
         expect(res.status).toBe(400);
         expectErrorBody(res.body, 400);
         expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);

@@ -84,7 +84,7 @@ describe('cloud accounts', () => {
       [{ cloudProfile: 'platform-1-default', displayName: 'ok', metadata: 'x' }, 'metadata'],
       [{ cloudProfile: 'platform-1-default', displayName: 'ok', region: 'x' }, 'region'],
     ] as [Record<string, unknown>, string][]) {
-      const res = await admin.post(base).send(body);
+      const res = await admin.post(`${base}?fieldValidation=Strict`).send(body);
       expect(res.status).toBe(400);
       expectErrorBody(res.body, 400);
       expect(fieldsOf(res.body)).toEqual([field]);
@@ -159,7 +159,7 @@ describe('cloud accounts', () => {
       [{ primaryCloudCredentials: '00000000-0000-4000-8000-000000000000' }, 'primaryCloudCredentials'],
       [{ cloudProfile: 'platform-2-default' }, 'cloudProfile'],
     ] as [Record<string, unknown>, string][]) {
-      const res = await admin.patch(url).send(body);
+      const res = await admin.patch(`${url}?fieldValidation=Strict`).send(body);
       expect(res.status).toBe(400);
       expect(fieldsOf(res.body)).toEqual([field]);
     }

@@ -30,7 +30,7 @@ describe('cluster create: validation, quota, conflicts and roles', () => {
   });
   afterAll(() => t.close());
 
-  const create = (body: Record<string, unknown>, token = f.users.member.token, fx = f) => t.as(token).post(clustersPath(fx)).send(body);
+  const create = (body: Record<string, unknown>, token = f.users.member.token, fx = f) => t.as(token).post(`${clustersPath(fx)}?fieldValidation=Strict`).send(body);
 
   async function expect400(overrides: Record<string, unknown>, field: string, fx = f) {
     const res = await create(clusterBody(fx, overrides), fx.users.member.token, fx);
@@ -96,7 +96,7 @@ describe('cluster create: validation, quota, conflicts and roles', () => {
   });
 
   it('node pools: required, name pattern and bounds, unique, node size, zone, sizes', async () => {
-    await expect400({ nodePools: [] }, 'nodePools');
+    await expect400({ nodePools: {} }, 'nodePools');
     await expect400({ nodePools: 'x' }, 'nodePools');
     await expect400(pool({ name: 'Bad_Name' }), 'nodePools.0.name');
     await expect400(pool({ name: '' }), 'nodePools.0.name');

@@ -16,7 +16,7 @@ describe('cluster update: transitions, delete protection, versions, settings', (
     expect(res.status).toBe(200);
     return res.body;
   };
-  const patch = (slug: string, body: object, token = f.users.member.token) => t.as(token).patch(`${clustersPath(f)}/${slug}`).send(body);
+  const patch = (slug: string, body: object, token = f.users.member.token) => t.as(token).patch(`${clustersPath(f)}/${slug}?fieldValidation=Strict`).send(body);
   const get = (slug: string, q = '') => t.as(f.users.viewer.token).get(`${clustersPath(f)}/${slug}${q}`);
   async function expect409(slug: string, body: object, contains: string[]) {
     const res = await patch(slug, body);

@@ -75,7 +75,7 @@ describe('node pools', () => {
 
   it('refuses bad sizes, node types, zones and duplicate names', async () => {
     const bad = async (body: object, status: number, field?: string) => {
-      const res = await t.as(f.users.member.token).post(pools).send({ ...full, name: 'extra', ...body });
+      const res = await t.as(f.users.member.token).post(`${pools}?fieldValidation=Strict`).send({ ...full, name: 'extra', ...body });
       expect({ body, status: res.status }).toEqual({ body, status });
       expectErrorBody(res.body, status);
       if (field) expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);
@@ -113,21 +113,33 @@ describe('node pools', () => {
     expect((await put({ name: 'gpu-large' })).status).toBe(200); // keeping its own name is fine
     expect((await t.as(f.users.member.token).put(`${pools}/00000000-0000-4000-8000-000000000000`).send(full)).status).toBe(404);
     expect((await t.as(f.users.member.token).put(`${pools}/not-a-uuid`).send(full)).status).toBe(404);
+    expect((await t.as(f.users.member.token).put(`${pools}/99999999`).send(full)).status).toBe(404);
+
+    // By numeric id, without a name (or with ""): the name is kept.
+    const [{ id }] = await t.db.query(`SELECT id FROM cluster_node_pools WHERE identity = $1`, [gpu.identity]);
+    const { name: _n, ...nameless } = full as Record<string, unknown>;
+    const byId = await t.as(f.users.member.token).put(`${pools}/${id}`).send({ ...nameless, maxSize: 8 });
+    expect(byId.status).toBe(200);
+    expect(byId.body).toMatchObject({ identity: gpu.identity, name: 'gpu-large', maxSize: 8 });
+    const emptyName = await t.as(f.users.member.token).put(`${pools}/${id}`).send({ ...nameless, name: '', maxSize: 9 });
+    expect(emptyName.body).toMatchObject({ name: 'gpu-large', maxSize: 9 });
   });
 
-  it('deletes pools (204) but never the last one (409)', async () => {
+  it('deletes pools (204), the last one too (a cluster may run without pools)', async () => {
     const list = (await t.as(f.users.viewer.token).get(pools)).body as { identity: string; name: string }[];
     expect(list.length).toBe(3);
     for (const p of list.slice(1)) {
       const res = await t.as(f.users.member.token).delete(`${pools}/${p.identity}`);
       expect(res.status).toBe(204);
     }
-    const last = await t.as(f.users.member.token).delete(`${pools}/${list[0].identity}`);
-    expect(last.status).toBe(409);
-    expect(last.body.message).toContain('last node pool');
     expect((await t.as(f.users.member.token).delete(`${pools}/${list[1].identity}`)).status).toBe(404);
+    // The last one, by its numeric id as the original clients address it.
+    const [{ id }] = await t.db.query(`SELECT id FROM cluster_node_pools WHERE identity = $1`, [list[0].identity]);
+    const last = await t.as(f.users.member.token).delete(`${pools}/${id}`).set('Content-Type', 'application/json');
+    expect(last.status).toBe(204);
+    expect((await t.as(f.users.viewer.token).get(pools)).body).toEqual([]);
     const deleted = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE type = 'NODE_POOL_DELETED'`);
-    expect(deleted[0].n).toBe(2);
+    expect(deleted[0].n).toBe(3);
   });
 
   it('role matrix; 404 for unknown clusters; no changes while the cluster is being deleted', async () => {

@@ -27,7 +27,7 @@ describe('maintenance schedules', () => {
   });
   afterAll(() => t.close());
 
-  const create = (token: string, body: unknown, slug = 'acme') => t.as(token).post(base(slug)).send(body as object);
+  const create = (token: string, body: unknown, slug = 'acme') => t.as(token).post(`${base(slug)}?fieldValidation=Strict`).send(body as object);
 
   it('creates a schedule, accepting both day spellings in any case and answering upper-case full names', async () => {
     const res = await create(member.token, {

@@ -44,7 +44,7 @@ describe('dashboard and organisation integrations', () => {
   let dash: Awaited<ReturnType<typeof startDashboard>>;
   const base = () => `/api/v1/orgs/${org.slug}/integrations`;
   const as = (role: keyof SeededOrg['users']) => t.as(org.users[role].token);
-  const create = (body: object, role: keyof SeededOrg['users'] = 'ADMIN') => as(role).post(`${base()}/dashboard`).send(body);
+  const create = (body: object, role: keyof SeededOrg['users'] = 'ADMIN') => as(role).post(`${base()}/dashboard?fieldValidation=Strict`).send(body);
 
   beforeAll(async () => {
     dash = await startDashboard();
@@ -289,7 +289,7 @@ describe('dashboard and organisation integrations', () => {
       ['type', (id: string) => ({ organisationIntegrationIdentity: id, type: 'other' })],
     ])('PATCH refuses with 400 naming %s', async (field, body) => {
       const before = await auditCount(t);
-      const res = await as('ADMIN').patch(`${base()}/${identity}`).send(body(identity));
+      const res = await as('ADMIN').patch(`${base()}/${identity}?fieldValidation=Strict`).send(body(identity));
       expect(res.status).toBe(400);
       expectErrorBody(res.body, 400);
       expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);

@@ -132,11 +132,11 @@ describe('observability tenants and alerting configuration', () => {
       [{ ruleFiles: { 'a/b.yaml': 'groups: []\n' } }, 'ruleFiles.a/b.yaml', /file name/],
       [{ ruleFiles: 'x' }, 'ruleFiles', /object/],
       [{ alertingConfig: 5 }, 'alertingConfig', /string/],
-      [{ unknown: 1 }, 'unknown', /should not exist/],
+      [{ unknown: 1 }, 'unknown', /unknown field "unknown"/],
     ];
     for (const [body, field, message] of cases) {
       for (const path of ['environments/production/metrics/alerting', 'monitoring/production-web/alerting']) {
-        const res = await as('MEMBER').post(`${base()}/${path}`).send(body);
+        const res = await as('MEMBER').post(`${base()}/${path}?fieldValidation=Strict`).send(body);
         expect(res.status).toBe(400);
         expectErrorBody(res.body, 400);
         expect(res.body.errors.map((e: { field: string }) => e.field)).toContain(field);

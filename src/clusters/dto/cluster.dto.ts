@@ -2,7 +2,6 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
-  ArrayMinSize,
   IsArray,
   IsBoolean,
   IsIn,
@@ -47,6 +46,18 @@ export class IpWhitelistRequestDto {
   @IsString() @MaxLength(255)
   description: string;
 }
+
+/** ipWhitelist items: {cidr, description}, or the CIDR string alone (description empty). */
+const LenientIpWhitelist = () =>
+  Transform(({ value }) =>
+    Array.isArray(value)
+      ? value.map((item) =>
+          typeof item === 'string'
+            ? Object.assign(new IpWhitelistRequestDto(), { cidr: Object.assign(new IpRangeDto(), { ipRange: item }), description: '' })
+            : item,
+        )
+      : value,
+  );
 
 export class ClusterAutoscalerSettingsDto {
   @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5 })
@@ -100,8 +111,13 @@ export class CreateClusterRequest {
   @IsString() @Length(1, 50)
   version: string;
 
-  @ApiProperty({ type: [CreateClusterNodePoolDto], minItems: 1, maxItems: 50 })
-  @IsArray() @ArrayMinSize(1, { message: 'nodePools must contain at least one node pool' }) @ArrayMaxSize(50)
+  @ApiProperty({
+    type: [CreateClusterNodePoolDto],
+    minItems: 0,
+    maxItems: 50,
+    description: 'May be empty: node pools can be added afterwards (POST .../pools)',
+  })
+  @IsArray() @ArrayMaxSize(50)
   @ValidateNested({ each: true }) @Type(() => CreateClusterNodePoolDto)
   nodePools: CreateClusterNodePoolDto[];
 
@@ -144,7 +160,7 @@ export class CreateClusterRequest {
   enablePodSecurityStandards?: boolean;
 
   @ApiPropertyOptional({ type: [IpWhitelistRequestDto] })
-  @IsOptional() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
+  @IsOptional() @LenientIpWhitelist() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
   ipWhitelist?: IpWhitelistRequestDto[];
 
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
@@ -191,8 +207,13 @@ export class UpdateClusterRequest {
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
 
-  @ApiPropertyOptional({ type: [IpWhitelistRequestDto], description: 'Replaces the whole list' })
-  @IsOptional() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
+  @ApiPropertyOptional({
+    type: 'array',
+    maxItems: 100,
+    items: { oneOf: [{ $ref: '#/components/schemas/IpWhitelistRequestDto' }, { type: 'string', maxLength: 43, example: '203.0.113.0/24' }] },
+    description: 'Replaces the whole list; an item may also be the CIDR string alone',
+  })
+  @IsOptional() @LenientIpWhitelist() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
   ipWhitelist?: IpWhitelistRequestDto[];
 
   @ApiPropertyOptional(ADDONS_SCHEMA) @IsOptional() @IsAddonMap()
@@ -221,6 +242,14 @@ export class ClusterOrgListQuery extends PageQueryDto {
   @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
   @IsOptional() @QueryBoolean() @IsBoolean({ message: 'includeDetails must be true or false' })
   includeDetails?: boolean;
+
+  @ApiPropertyOptional({
+    name: 'show-compute',
+    default: true,
+    description: 'false leaves cpu and memory of each cluster empty (the original clients send true)',
+  })
+  @IsOptional() @QueryBoolean() @IsBoolean({ message: 'show-compute must be true or false' })
+  'show-compute'?: boolean;
 }
 
 export class ClusterDetailQuery {

@@ -1,5 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
@@ -82,6 +82,23 @@ export class CreateClusterNodePoolDto {
   @ApiPropertyOptional({ type: [NodeTaintDto] })
   @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => NodeTaintDto)
   taints?: NodeTaintDto[];
+}
+
+/**
+ * Body of node pool update (PUT): the whole definition, except that `name` may be left out or sent as ""
+ * to keep the pool's name (the original clients send the pool without it).
+ */
+export class UpdateNodePoolDto extends OmitType(CreateClusterNodePoolDto, ['name'] as const) {
+  @ApiPropertyOptional({
+    example: 'workers',
+    pattern: '^[a-z0-9-]+$',
+    minLength: 1,
+    maxLength: 25,
+    description: 'Left out or "" keeps the current name',
+  })
+  @Transform(({ value }) => (value === '' || value === null ? undefined : value))
+  @IsOptional() @IsString() @Length(1, 25) @Matches(/^[a-z0-9-]+$/, { message: 'name must match ^[a-z0-9-]+$ (lowercase letters, digits and dashes)' })
+  name?: string;
 }
 
 export class NodePoolResponse {

@@ -2,14 +2,14 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 import { KUBERNETES_ROLES, KubernetesRole, ORGANISATION_ROLES, OrganisationRole } from '../organisation-member.entity';
-import { EmailDto, SlugDto } from './organisation.dto';
+import { EmailDto, LenientEmail, SlugDto } from './organisation.dto';
 
 const ROLE_MESSAGE = `role must be one of: ${ORGANISATION_ROLES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
 
 export class AddMemberRequest {
   @ApiPropertyOptional({ type: EmailDto, description: 'The user to add, by email (or give username)' })
-  @IsOptional() @ValidateNested() @Type(() => EmailDto)
+  @IsOptional() @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   email?: EmailDto;
 
   @ApiPropertyOptional({ enum: KUBERNETES_ROLES, default: 'VIEW' })

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
@@ -22,6 +22,10 @@ export class EmailDto {
   @IsString() @Length(3, 254) @IsEmail({}, { message: 'email must be a valid email address' })
   email: string;
 }
+
+/** Email fields of requests take the spec's {email} object or, leniently, the address as a plain string. */
+export const LenientEmail = () =>
+  Transform(({ value }) => (typeof value === 'string' ? Object.assign(new EmailDto(), { email: value }) : value));
 
 export class AgreementDto {
   @ApiProperty({ example: 'terms-of-service', maxLength: 100, pattern: '^[a-z0-9-]+$' })
@@ -52,7 +56,7 @@ export class CreateOrganisationRequest {
   companyName?: string;
 
   @ApiProperty({ type: EmailDto })
-  @IsDefined({ message: 'contactEmail is required' }) @ValidateNested() @Type(() => EmailDto)
+  @IsDefined({ message: 'contactEmail is required' }) @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   contactEmail: EmailDto;
 
   @ApiProperty({ minLength: 2, maxLength: 100, example: 'Acme', description: 'The slug is derived from it and never changes' })
@@ -70,12 +74,12 @@ export class CreateOrganisationRequest {
 
 export class UpdateOrganisationRequest {
   @ApiPropertyOptional({ type: EmailDto, nullable: true, description: 'null removes it' })
-  @IsOptional() @ValidateNested() @Type(() => EmailDto)
+  @IsOptional() @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   billingEmail?: EmailDto | null;
 
   @ApiPropertyOptional({ type: EmailDto })
   @ValidateIf((o: UpdateOrganisationRequest) => o.contactEmail !== undefined)
-  @ValidateNested() @Type(() => EmailDto)
+  @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   contactEmail?: EmailDto;
 
   @ApiPropertyOptional({ minLength: 2, maxLength: 100, description: 'Renames the organisation; the slug stays' })

@@ -1,0 +1,123 @@
+import { ArgumentMetadata, Injectable, ValidationPipe } from '@nestjs/common';
+import type { ValidationError } from 'class-validator';
+import type { IncomingMessage } from 'http';
+import { CLS_REQ, ClsServiceManager } from 'nestjs-cls';
+import { flattenValidationErrors, ValidationFailedException } from './errors';
+
+/**
+ * How unknown body properties are treated, as the Kubernetes API server does (`?fieldValidation=`):
+ * - `Warn` (default): dropped; the request proceeds and each is named in a `Warning: 299` response header;
+ * - `Strict`: 400 naming them;
+ * - `Ignore`: dropped silently.
+ * Unknown query parameters are always ignored (as Spring does). Wrong types and bounds of known fields are 400.
+ */
+export type FieldValidationMode = 'Strict' | 'Warn' | 'Ignore';
+export const FIELD_VALIDATION_MODES: FieldValidationMode[] = ['Strict', 'Warn', 'Ignore'];
+/** At most this many Warning headers name a field; one more says how many were left out. */
+export const MAX_FIELD_WARNINGS = 10;
+
+const WHITELIST = 'whitelistValidation';
+
+/** Reads `fieldValidation` from a raw URL; an unknown value is a 400 naming the accepted ones. */
+export function fieldValidationMode(url: string | undefined): FieldValidationMode {
+  const q = url?.indexOf('?') ?? -1;
+  if (!url || q < 0) return 'Warn';
+  const raw = new URLSearchParams(url.slice(q + 1)).get('fieldValidation');
+  if (raw === null || raw === '') return 'Warn';
+  const mode = FIELD_VALIDATION_MODES.find((m) => m.toLowerCase() === raw.toLowerCase());
+  if (!mode) {
+    throw ValidationFailedException.forField(
+      'fieldValidation',
+      `fieldValidation must be one of ${FIELD_VALIDATION_MODES.join(', ')}`,
+    );
+  }
+  return mode;
+}
+
+/** Separates unknown-property errors (class-validator's whitelist) from the real ones, at any depth. */
+export function splitUnknownProperties(
+  errors: ValidationError[],
+  parent = '',
+): { unknown: { path: string; target: object; property: string }[]; rest: ValidationError[] } {
+  const unknown: { path: string; target: object; property: string }[] = [];
+  const rest: ValidationError[] = [];
+  for (const e of errors) {
+    const path = parent ? `${parent}.${e.property}` : e.property;
+    const { [WHITELIST]: whitelisted, ...constraints } = e.constraints ?? {};
+    if (whitelisted !== undefined && e.target) unknown.push({ path, target: e.target, property: e.property });
+    const inner = splitUnknownProperties(e.children ?? [], path);
+    unknown.push(...inner.unknown);
+    if (Object.keys(constraints).length || inner.rest.length) rest.push({ ...e, constraints, children: inner.rest });
+  }
+  return { unknown, rest };
+}
+
+/** Where the pipe leaves the dropped field paths on the (raw) request for `addFieldWarnings`. */
+const DROPPED_FIELDS = Symbol('droppedFields');
+
+/** `Warning: 299` headers naming the dropped fields, added just before the response is sent. */
+export function addFieldWarnings(fastify: {
+  addHook(name: 'onSend', hook: (request: { raw: object }, reply: { header(k: string, v: string[]): unknown }, payload: unknown, done: (err: null, payload: unknown) => void) => void): unknown;
+}): void {
+  fastify.addHook('onSend', (request, reply, payload, done) => {
+    const paths = (request.raw as { [DROPPED_FIELDS]?: string[] })[DROPPED_FIELDS];
+    if (paths?.length) reply.header('warning', warningHeaders(paths));
+    done(null, payload);
+  });
+}
+
+function warningHeaders(paths: string[]): string[] {
+  const shown = paths.slice(0, MAX_FIELD_WARNINGS).map((p) => `299 - ${JSON.stringify(`unknown field "${p}"`)}`);
+  if (paths.length > MAX_FIELD_WARNINGS) {
+    shown.push(`299 - ${JSON.stringify(`${paths.length - MAX_FIELD_WARNINGS} more unknown fields were dropped`)}`);
+  }
+  return shown;
+}
+
+/**
+ * The global validation pipe: class-validator DTOs with Kubernetes-style field validation for bodies and
+ * Spring-style leniency for query strings (unknown parameters are dropped without a word).
+ */
+@Injectable()
+export class FieldValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      transformOptions: { enableImplicitConversion: false },
+      // The error tree must carry its objects (targets) so unknown properties can be dropped from them.
+      validationError: { target: true, value: true },
+      exceptionFactory: (errors) => errors,
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const isBody = metadata.type === 'body';
+    const cls = ClsServiceManager.getClsService();
+    const req = cls.isActive() ? cls.get<IncomingMessage | undefined>(CLS_REQ) : undefined;
+    const mode: FieldValidationMode = isBody ? fieldValidationMode(req?.url) : 'Ignore';
+    try {
+      return await super.transform(value, metadata);
+    } catch (thrown) {
+      if (!Array.isArray(thrown)) throw thrown;
+      const errors = thrown as ValidationError[];
+      const { unknown, rest } = splitUnknownProperties(errors);
+      const unknownErrors = unknown.map((u) => ({ field: u.path, message: `unknown field "${u.path}"` }));
+      if (rest.length) {
+        const known = flattenValidationErrors(rest);
+        throw new ValidationFailedException(mode === 'Strict' ? [...unknownErrors, ...known] : known);
+      }
+      if (mode === 'Strict') throw new ValidationFailedException(unknownErrors);
+      // Only unknown properties: drop them and go on with the transformed object (the target of every
+      // top-level error is the root instance).
+      for (const u of unknown) delete (u.target as Record<string, unknown>)[u.property];
+      if (mode === 'Warn' && req) {
+        const raw = req as IncomingMessage & { [DROPPED_FIELDS]?: string[]; raw?: IncomingMessage & { [DROPPED_FIELDS]?: string[] } };
+        const target = raw.raw ?? raw;
+        target[DROPPED_FIELDS] = [...(target[DROPPED_FIELDS] ?? []), ...unknown.map((u) => u.path)];
+      }
+      return errors[0].target;
+    }
+  }
+}

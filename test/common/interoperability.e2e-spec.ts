@@ -1,0 +1,284 @@
+import request from 'supertest';
+import { buildOpenApiDocument } from '../../src/app.factory';
+import { clusterBody, clustersPath, createOrgFixture, settle } from '../clusters/cluster-fixtures';
+import { createOrgWithRoles, OrgFixture } from '../environments/fixtures';
+import { createBody } from '../organisations/org-fixtures';
+import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+
+/**
+ * How ordinary HTTP clients (and the original Go client) talk to the service: empty JSON bodies, unknown
+ * query parameters, unknown body properties (Kubernetes-style fieldValidation), lenient Spring paging, and
+ * the bounded cost of hostile bodies.
+ */
+describe('interoperability with ordinary HTTP clients', () => {
+  let t: TestApp;
+  let org: OrgFixture;
+  const member = () => t.as(org.users.MEMBER.token);
+  const envs = () => `/api/v1/orgs/${org.slug}/environments`;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    org = await createOrgWithRoles(t, 'interop');
+  });
+  afterAll(async () => t.close());
+
+  describe('bodies', () => {
+    it('treats an empty body with Content-Type application/json as no body, for DELETE and POST', async () => {
+      await member().post(envs()).send({ name: 'gone-soon' }).expect(200);
+      const del = await member().delete(`${envs()}/gone-soon`).set('Content-Type', 'application/json');
+      expect(del.status).toBe(204);
+      const [row] = await t.db.query(`SELECT deleted_at FROM environments WHERE slug = 'gone-soon'`);
+      expect(row.deleted_at).not.toBeNull();
+
+      // A bodiless POST to an operation with a body is validated as an empty object: 400 naming the field.
+      const post = await member().post(envs()).set('Content-Type', 'application/json');
+      expect(post.status).toBe(400);
+      expectErrorBody(post.body, 400);
+      expect(post.body.errors).toEqual([{ field: 'name', message: 'name is required' }]);
+
+      // Whitespace only is empty too; broken JSON is still 400.
+      const spaces = await member().post(envs()).set('Content-Type', 'application/json').send('  \n');
+      expect(spaces.status).toBe(400);
+      expect(spaces.body.errors[0].message).toBe('name is required');
+      const broken = await member().post(envs()).set('Content-Type', 'application/json').send('{"name":');
+      expect(broken.status).toBe(400);
+      expect(broken.body.message).toMatch(/not valid JSON/);
+    });
+
+    it('still refuses prototype poisoning in JSON bodies', async () => {
+      const res = await member().post(envs()).set('Content-Type', 'application/json').send('{"name":"abcd","__proto__":{"x":1}}');
+      expect(res.status).toBe(400);
+    });
+  });
+
+  describe('unknown query parameters', () => {
+    it('are ignored on lists and single reads', async () => {
+      const list = await member().get(`${envs()}?show-compute=true&utm_source=mail&pageable=x`);
+      expect(list.status).toBe(200);
+      expect(list.body.content).toBeDefined();
+      await member().post(envs()).send({ name: 'query-env' }).expect(200);
+      expect((await member().get(`${envs()}/query-env?foo=bar`)).status).toBe(200);
+      const clusters = await member().get(`/api/v1/orgs/${org.slug}/clusters?show-compute=true&whatever=1`);
+      expect(clusters.status).toBe(200);
+    });
+  });
+
+  describe('unknown body properties (fieldValidation)', () => {
+    it('Warn (default): drops them, proceeds, and names each in a Warning header', async () => {
+      const res = await member().post(envs()).send({ name: 'warned', environmentId: 7, colour: 'red' });
+      expect(res.status).toBe(200);
+      expect(res.body.name).toBe('warned');
+      const warnings = ([] as string[]).concat(res.headers.warning ?? []);
+      const all = warnings.join(', ');
+      expect(all).toContain('299 - "unknown field \\"environmentId\\""');
+      expect(all).toContain('299 - "unknown field \\"colour\\""');
+      // The stored row and the audit entry carry only known fields.
+      const [audit] = await t.db.query(
+        `SELECT details FROM audit_events WHERE type = 'ENVIRONMENT_CREATED' AND details->'name'->>'new' = 'warned'`,
+      );
+      expect(JSON.stringify(audit.details)).not.toMatch(/colour|environmentId/);
+    });
+
+    it('Warn names at most 10 fields, then one header saying how many more', async () => {
+      const body: Record<string, unknown> = { name: 'many-unknown' };
+      for (let i = 0; i < 15; i++) body[`extra${i}`] = i;
+      const res = await member().post(envs()).send(body);
+      expect(res.status).toBe(200);
+      const raw = res.headers.warning as unknown as string | string[];
+      const text = Array.isArray(raw) ? raw.join(', ') : raw;
+      expect(text.match(/unknown field \\"/g)).toHaveLength(10);
+      expect(text).toContain('5 more unknown fields were dropped');
+    });
+
+    it('Strict: 400 naming them, nothing written', async () => {
+      const res = await member().post(`${envs()}?fieldValidation=Strict`).send({ name: 'strict-env', environmentId: 7 });
+      expect(res.status).toBe(400);
+      expectErrorBody(res.body, 400);
+      expect(res.body.errors).toEqual([{ field: 'environmentId', message: 'unknown field "environmentId"' }]);
+      expect(await t.db.query(`SELECT 1 FROM environments WHERE slug = 'strict-env'`)).toHaveLength(0);
+    });
+
+    it('Ignore: drops them silently', async () => {
+      const res = await member().post(`${envs()}?fieldValidation=Ignore`).send({ name: 'ignored-env', environmentId: 7 });
+      expect(res.status).toBe(200);
+      expect(res.headers.warning).toBeUndefined();
+    });
+
+    it('an unknown fieldValidation value is 400 naming it', async () => {
+      const res = await member().post(`${envs()}?fieldValidation=Loose`).send({ name: 'loose-env' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('fieldValidation');
+    });
+
+    it('wrong types and bounds of known fields stay 400 whatever the mode, and unknown nested fields warn', async () => {
+      for (const mode of ['', '?fieldValidation=Ignore', '?fieldValidation=Warn']) {
+        const res = await member().post(`${envs()}${mode}`).send({ name: 12, colour: 'red' });
+        expect(res.status).toBe(400);
+        expect(new Set(res.body.errors.map((e: { field: string }) => e.field))).toEqual(new Set(['name']));
+      }
+      const nested = await t
+        .as(org.users.ADMIN.token)
+        .post(`/api/v1/organisations/${org.slug}/members`)
+        .send({ username: org.users.OUTSIDER.username, email: { email: org.users.OUTSIDER.email, verified: true } });
+      expect([200, 409]).toContain(nested.status);
+      expect(String(nested.headers.warning)).toContain('unknown field \\"email.verified\\"');
+    });
+  });
+
+  describe('cost of bad bodies is bounded', () => {
+    it('answers a 1 MiB body of ~95,000 unknown keys quickly and briefly, without delaying /health', async () => {
+      const body: Record<string, number> = { name: 1 };
+      for (let i = 0; i < 95_000; i++) body[i.toString(36)] = 0;
+      const json = JSON.stringify(body);
+      expect(json.length).toBeGreaterThan(750_000);
+
+      // Reference: a normal request, measured the same way.
+      const normalStart = process.hrtime.bigint();
+      await member().post(envs()).send({ name: 'timing-ref' }).expect(200);
+      const normalMs = Number(process.hrtime.bigint() - normalStart) / 1e6;
+
+      const server = t.app.getHttpServer();
+      const healthTimes: number[] = [];
+      const health = async () => {
+        const s = process.hrtime.bigint();
+        await request(server).get('/health').expect(200);
+        healthTimes.push(Number(process.hrtime.bigint() - s) / 1e6);
+      };
+      const start = process.hrtime.bigint();
+      const [res] = await Promise.all([
+        member().post(envs()).set('Content-Type', 'application/json').send(json),
+        health(),
+        health(),
+        health(),
+      ]);
+      const hostileMs = Number(process.hrtime.bigint() - start) / 1e6;
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(/more than 256 properties/);
+      expect(JSON.stringify(res.body).length).toBeLessThan(16 * 1024);
+      // JSON parsing of 1 MiB dominates; validation adds nothing: within 100 ms plus a normal request.
+      expect(hostileMs).toBeLessThan(100 + normalMs * 2);
+      expect(Math.max(...healthTimes)).toBeLessThan(100 + normalMs * 2);
+    });
+
+    it('refuses very many values and deep nesting before validation; error lists stop at 20', async () => {
+      const many = await member().post(envs()).send({ name: 'x', list: Array.from({ length: 20_001 }, () => 1) });
+      expect(many.status).toBe(400);
+      expect(many.body.message).toMatch(/more than 20000 values/);
+
+      let deep: Record<string, unknown> = {};
+      for (let i = 0; i < 40; i++) deep = { d: deep };
+      const deepRes = await member().post(envs()).send({ name: 'deep-one', ...deep });
+      expect(deepRes.status).toBe(400);
+      expect(deepRes.body.message).toMatch(/nested more than 32/);
+
+      const body: Record<string, unknown> = { name: 'okname' };
+      for (let i = 0; i < 200; i++) body[`u${i}`] = i;
+      const strict = await member().post(`${envs()}?fieldValidation=Strict`).send(body);
+      expect(strict.status).toBe(400);
+      expect(strict.body.errors).toHaveLength(21);
+      expect(strict.body.errors[20]).toEqual({ field: '', message: '180 more errors not listed' });
+    });
+  });
+
+  describe('paging like Spring Data', () => {
+    it('page < 0 or not a number is 0; size < 1 or not a number is the default; ignorecase sorts case-insensitively', async () => {
+      for (const name of ['bravo', 'Alpha-env', 'charlie']) await member().post(envs()).send({ name }).expect(200);
+      for (const q of ['page=-1&size=0', 'page=abc&size=xyz', 'page=&size=']) {
+        const res = await member().get(`${envs()}?${q}`);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ number: 0, size: 50 });
+      }
+      const huge = await member().get(`${envs()}?size=100000`);
+      expect(huge.body.size).toBe(500);
+      const ci = await member().get(`${envs()}?sort=name,asc,ignorecase`);
+      expect(ci.status).toBe(200);
+      const names = ci.body.content.map((e: { name: string }) => e.name);
+      expect(names).toEqual([...names].sort((a: string, b: string) => a.toLowerCase().localeCompare(b.toLowerCase())));
+      expect(ci.body.sort).toEqual({ empty: false, sorted: true, unsorted: false });
+      const ciDate = await member().get(`${envs()}?sort=createdAt,DESC,IgnoreCase`);
+      expect(ciDate.status).toBe(200);
+    });
+
+    it('sort=constructor / toString / valueOf / __proto__ are 400 on every paged list of the OpenAPI document', async () => {
+      const doc = buildOpenApiDocument(t.app);
+      const admin = await t.createUser('interop-platform', { platformAdmin: true });
+      const fill = (path: string) =>
+        path
+          .replace(/\{organisationSlug\}|\{organizationSlug\}/g, org.slug)
+          .replace(/\{[A-Za-z]*Identity\}/g, '00000000-0000-4000-8000-000000000000')
+          .replace(/\{[^}]+\}/g, 'nothing-here');
+      let checked = 0;
+      for (const [path, item] of Object.entries(doc.paths)) {
+        const op = item.get;
+        if (!op) continue;
+        const params = (op.parameters ?? []) as { name?: string; in?: string }[];
+        if (!params.some((p) => p.in === 'query' && p.name === 'sort')) continue;
+        for (const prop of ['constructor', 'toString', 'valueOf', '__proto__', 'hasOwnProperty']) {
+          const token = /organi[sz]ationSlug/.test(path) ? org.users.OWNER.token : admin.token;
+          const res = await t.as(token).get(`${fill(path)}?sort=${prop},asc`);
+          // A list under a path that needs an existing parent may answer 403/404 before paging; never 500.
+          expect(res.status).not.toBe(500);
+          if (!path.includes('{') || /^\/api\/v1\/orgs\/\{organisationSlug\}\/[a-z-]+$/.test(path)) {
+            expect({ path, prop, status: res.status }).toEqual({ path, prop, status: 400 });
+          }
+        }
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(15);
+    });
+  });
+
+  describe('lenient input forms and clusters as Terraform creates them', () => {
+    it('creates a cluster with nodePools: [] that reaches started; pools are added afterwards', async () => {
+      const f = await createOrgFixture(t);
+      const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'bare', nodePools: [] }));
+      expect(created.status).toBe(200);
+      await settle(t);
+      const got = await t.as(f.users.viewer.token).get(`${clustersPath(f)}/bare`);
+      expect(got.body.status).toBe('started');
+      expect(got.body.provisionStatus).toBe('DONE');
+      const pool = await t
+        .as(f.users.member.token)
+        .post(`${clustersPath(f)}/bare/pools`)
+        .send({ name: 'later', nodeSize: 'm5.large', minSize: 1, maxSize: 2 });
+      expect(pool.status).toBe(200);
+    });
+
+    it('accepts ipWhitelist items as CIDR strings and Email fields as plain strings', async () => {
+      const f = await createOrgFixture(t);
+      await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'walled' })).expect(200);
+      const res = await t
+        .as(f.users.member.token)
+        .patch(`${clustersPath(f)}/walled`)
+        .send({ ipWhitelist: ['203.0.113.0/24', { cidr: { ipRange: '198.51.100.0/24' }, description: 'office' }] });
+      expect(res.status).toBe(200);
+      expect(res.body.ipWhitelist).toEqual([
+        { cidr: '203.0.113.0/24', description: '' },
+        { cidr: '198.51.100.0/24', description: 'office' },
+      ]);
+      const bad = await t.as(f.users.member.token).patch(`${clustersPath(f)}/walled`).send({ ipWhitelist: ['not-a-cidr'] });
+      expect(bad.status).toBe(400);
+
+      const creator = await t.createUser('plain-email-owner');
+      const org2 = await t.as(creator.token).post('/api/v1/organisations').send(createBody('Plain Email', { contactEmail: 'ops@plain.example' }));
+      expect(org2.status).toBe(200);
+      expect(org2.body.contactEmail).toBe('ops@plain.example');
+    });
+
+    it('the admin cluster list honours show-compute and hideDeleted', async () => {
+      const f = await createOrgFixture(t);
+      await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'to-delete' })).expect(200);
+      await settle(t);
+      await t.as(f.users.member.token).patch(`${clustersPath(f)}/to-delete`).send({ status: 'deleting' }).expect(200);
+      await settle(t);
+      const admin = await t.createUser('interop-admin2', { platformAdmin: true });
+      const hidden = await t.as(admin.token).get('/admin/v1/clusters?show-compute=true&hideDeleted=true&size=500');
+      expect(hidden.status).toBe(200);
+      expect(hidden.body.content.some((c: { slug: { slugValue: string } }) => c.slug.slugValue === 'to-delete')).toBe(false);
+      const all = await t.as(admin.token).get('/admin/v1/clusters?hideDeleted=false&size=500');
+      const gone = all.body.content.find((c: { slug: { slugValue: string } }) => c.slug.slugValue === 'to-delete');
+      expect(gone).toMatchObject({ status: 'deleted' });
+      expect(gone.deletedAt).toEqual(expect.any(String));
+    });
+  });
+});
