@@ -15,6 +15,11 @@ import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-pos
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 
+/** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 export interface RunningApp {
   app: NestFastifyApplication;
   embedded?: EmbeddedDatabase;
@@ -90,7 +95,8 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
   }
   try {
     const adapter = new FastifyAdapter({
-      trustProxy: config.TRUST_PROXY,
+      // A hop count trusts that many proxies nearest to the service; a list trusts those addresses only.
+      trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
       bodyLimit: config.BODY_LIMIT_BYTES,
       // Fastify's own error and 404 answers use the service's error body.
       return503OnClosing: true,

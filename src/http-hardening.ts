@@ -2,7 +2,7 @@ import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import { BadRequestException } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createHash, randomUUID } from 'crypto';
+import { randomUUID } from 'crypto';
 import type { FastifyRequest } from 'fastify';
 import { buildErrorBody } from './common/errors';
 import type { AppConfig } from './config/app-config';
@@ -46,6 +46,7 @@ const UNMETERED = new Set(['/health', '/health/ready', '/metrics']);
 
 /** Security headers, rate limiting (per credential, else per client address) and latency metrics. */
 export async function hardenHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
+  const metrics = app.get(MetricsService);
   await app.register(helmet, {
     // Swagger UI needs inline styles and data: images; everything else stays on 'self'.
     contentSecurityPolicy: {
@@ -64,12 +65,11 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
       global: true,
       max: config.RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
-      allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]),
-      // A credential is counted as itself (hashed, never kept in clear); anonymous callers per address.
-      keyGenerator: (req: FastifyRequest) => {
-        const auth = req.headers.authorization;
-        return auth ? 'cred:' + createHash('sha256').update(auth).digest('hex').slice(0, 32) : `ip:${req.ip}`;
-      },
+      // Requests with a credential are limited per principal (and failed authentications per address) by the
+      // authentication guard (src/auth/request-rate-limits.ts); this limit covers anonymous callers per address.
+      allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]) || !!req.headers.authorization,
+      keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
+      onExceeded: () => metrics.rateLimitRejections.inc({ kind: 'address' }),
       errorResponseBuilder: (req, context) => {
         const body = buildErrorBody(
           429,
@@ -81,7 +81,6 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
     });
   }
 
-  const metrics = app.get(MetricsService);
   const fastify = app.getHttpAdapter().getInstance();
   // One request id (the caller's X-Request-Id when sane) for the response header and every log line.
   fastify.addHook('onRequest', (request, reply, done) => {

@@ -1,21 +1,49 @@
 import { ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { AuthGuard } from '@nestjs/passport';
-import { IS_PUBLIC, PLATFORM_ADMIN_ONLY, Principal } from './principal';
+import { createHash, timingSafeEqual } from 'crypto';
+import { AppConfig } from '../config/app-config';
+import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
+import { RequestRateLimits } from './request-rate-limits';
+
+/** A metrics label for a 401, from its message. */
+function failureReason(message: string): string {
+  if (/required/i.test(message)) return 'missing';
+  if (/must be "Token/i.test(message)) return 'malformed';
+  if (/expired/i.test(message)) return 'expired';
+  if (/revoked/i.test(message)) return 'revoked';
+  if (/address/i.test(message)) return 'address';
+  if (/OIDC|JWT|issuer|audience|signature/i.test(message)) return 'oidc';
+  return 'unknown';
+}
 
 /** The one global guard: authenticates every route not marked @Public(). */
 @Injectable()
 export class ApiAuthGuard extends AuthGuard('credential') {
-  constructor(private readonly reflector: Reflector) {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly limits: RequestRateLimits,
+    private readonly config: AppConfig,
+  ) {
     super();
   }
 
   override async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    await super.canActivate(context);
     const request = context.switchToHttp().getRequest();
+    if (this.reflector.getAllAndOverride<boolean>(METRICS_TOKEN_ACCEPTED, targets) && this.isMetricsToken(request.headers.authorization)) {
+      return true;
+    }
+    await this.limits.assertMayAuthenticate(request.ip);
+    try {
+      await super.canActivate(context);
+    } catch (e) {
+      if (e instanceof UnauthorizedException) await this.limits.recordFailure(request.ip, failureReason(e.message));
+      throw e;
+    }
     const principal = request.user as Principal;
+    await this.limits.consume(principal);
     if (principal.token?.type === 'READ_ONLY' && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {
       throw new ForbiddenException('This personal access token is READ_ONLY: it may only read (GET).');
     }
@@ -23,6 +51,15 @@ export class ApiAuthGuard extends AuthGuard('credential') {
       throw new ForbiddenException('This operation is reserved to platform administrators.');
     }
     return true;
+  }
+
+  private isMetricsToken(header: string | undefined): boolean {
+    const expected = this.config.METRICS_TOKEN;
+    const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+    if (!expected || !match) return false;
+    const a = createHash('sha256').update(match[1]).digest();
+    const b = createHash('sha256').update(expected).digest();
+    return timingSafeEqual(a, b);
   }
 
   override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {

@@ -8,10 +8,13 @@ import { BootstrapAdminService } from './bootstrap-admin.service';
 import { CredentialStrategy } from './credential.strategy';
 import { OidcVerifier } from './oidc-verifier.service';
 import { OrganisationAccessGuard } from './organisation-access';
+import { RequestRateLimits } from './request-rate-limits';
+import { MetricsModule } from '../metrics/metrics.module';
 
 @Module({
-  imports: [PassportModule, TokensModule, UsersModule],
+  imports: [PassportModule, TokensModule, UsersModule, MetricsModule],
   providers: [
+    RequestRateLimits,
     OidcVerifier,
     CredentialStrategy,
     BootstrapAdminService,

@@ -29,3 +29,7 @@ export const Public = () => SetMetadata(IS_PUBLIC, true);
 export const PLATFORM_ADMIN_ONLY = 'auth:platform-admin';
 /** Restricts a route (or a controller) to platform administrators. */
 export const PlatformAdminOnly = () => SetMetadata(PLATFORM_ADMIN_ONLY, true);
+
+/** Routes that also accept `Authorization: Bearer <METRICS_TOKEN>` (the Prometheus scrape). */
+export const METRICS_TOKEN_ACCEPTED = 'auth:metrics-token';
+export const MetricsTokenAccepted = () => SetMetadata(METRICS_TOKEN_ACCEPTED, true);

@@ -10,7 +10,9 @@ import {
   Max,
   Min,
   validateSync,
+  ValidateBy,
 } from 'class-validator';
+import { parseAddressList } from '../common/network';
 
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
@@ -87,8 +89,27 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(365)
   PAT_DEFAULT_TTL_DAYS = 90;
 
-  @Transform(toBool) @IsBoolean()
-  TRUST_PROXY = false;
+  /**
+   * Which proxies may set the client address through X-Forwarded-For: `false` (none, the default), a hop
+   * count (`1`: the last address added by the one proxy in front), or a comma-separated list of the
+   * proxies' own IPs/CIDRs. A blanket `true` is refused: it lets every caller choose its own address.
+   */
+  @Transform(({ value }) => (value === undefined || value === '' ? 'false' : String(value).trim()))
+  @ValidateBy({
+    name: 'trustProxy',
+    validator: {
+      validate: (value: unknown) => trustProxySetting(String(value)) !== undefined,
+      defaultMessage: () =>
+        'TRUST_PROXY must be false, a hop count (1-10) or a comma-separated list of trusted proxy IPs/CIDRs; ' +
+        '"true" is refused because it trusts every X-Forwarded-For hop',
+    },
+  })
+  TRUST_PROXY = 'false';
+
+  /** The TRUST_PROXY setting in Fastify's terms. */
+  get trustProxy(): false | number | string[] {
+    return trustProxySetting(this.TRUST_PROXY) ?? false;
+  }
 
   @Transform(toNumber) @Min(0) @Max(3600)
   PROVISIONING_STEP_SECONDS = 5;
@@ -136,6 +157,14 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0)
   RATE_LIMIT_PER_MINUTE = 1200;
 
+  /** Failed authentications per minute per client address before it gets 429; 0 disables. */
+  @Transform(toInt) @IsInt() @Min(0)
+  AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
+
+  /** Bearer token Prometheus presents to /metrics; without it only platform administrators may scrape. */
+  @Transform(emptyToUndefined) @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters without spaces' })
+  METRICS_TOKEN?: string;
+
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
 
@@ -159,6 +188,25 @@ export class AppConfig {
 
 export class ConfigValidationError extends Error {}
 
+/** Parses TRUST_PROXY; undefined when the value is not one of the accepted forms. */
+export function trustProxySetting(value: string): false | number | string[] | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === 'false' || v === 'no' || v === '0' || v === '') return false;
+  if (/^\d+$/.test(v)) return Number(v) >= 1 && Number(v) <= 10 ? Number(v) : undefined;
+  if (v === 'true' || v === 'yes') return undefined;
+  const { ranges, invalid } = parseAddressList(value);
+  return invalid || !ranges.length ? undefined : value.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Variables whose values never appear in a message or a log line. */
+const SECRET_VARIABLES = new Set([
+  'DATABASE_URL',
+  'CREDENTIALS_ENCRYPTION_KEY',
+  'BOOTSTRAP_ADMIN_TOKEN',
+  'METRICS_TOKEN',
+  'OIDC_CLIENT_SECRET',
+]);
+
 /** Reads and checks the environment; a wrong value stops start-up with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const known = Object.keys(new AppConfig());
@@ -168,7 +216,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const errors = validateSync(config, { whitelist: true });
   if (errors.length > 0) {
     const lines = errors.map(
-      (e) => `${e.property}=${JSON.stringify(env[e.property])}: ${Object.values(e.constraints ?? {}).join('; ')}`,
+      (e) =>
+        `${e.property}${SECRET_VARIABLES.has(e.property) ? ' (value not shown)' : `=${JSON.stringify(env[e.property])}`}: ` +
+        Object.values(e.constraints ?? {}).join('; '),
     );
     throw new ConfigValidationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }

@@ -1,11 +1,15 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { Public } from '../auth/principal';
+import { MetricsTokenAccepted, PlatformAdminOnly } from '../auth/principal';
 import { MetricsService } from './metrics.service';
 
-/** Prometheus scrape endpoint; kept out of the API document. */
+/**
+ * Prometheus scrape endpoint; kept out of the API document. Not public: it answers to
+ * `Authorization: Bearer <METRICS_TOKEN>` or to a platform administrator's credential.
+ */
 @ApiExcludeController()
-@Public()
+@MetricsTokenAccepted()
+@PlatformAdminOnly()
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}

@@ -42,7 +42,26 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly authenticationFailures = new Counter({
+    name: 'cms_authentication_failures_total',
+    help: 'Requests refused with 401, by reason (missing, malformed, unknown, expired, revoked, address, oidc)',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitRejections = new Counter({
+    name: 'cms_rate_limit_rejections_total',
+    help: 'Requests refused with 429, by limit (principal, address, authentication_failures)',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   constructor(dataSource: DataSource) {
+    // Every labelled counter is exported at 0 from the start, so rates and alerts work before the first event.
+    for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
+      this.authenticationFailures.inc({ reason }, 0);
+    }
+    for (const kind of ['principal', 'address', 'authentication_failures']) this.rateLimitRejections.inc({ kind }, 0);
     collectDefaultMetrics({ register: this.registry, prefix: 'cms_' });
     const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
     new Gauge({

@@ -7,7 +7,7 @@ describe('personal access tokens (/sts/v1)', () => {
   let bob: TestUser;
 
   beforeAll(async () => {
-    t = await startTestApp({ TRUST_PROXY: 'true' });
+    t = await startTestApp({ TRUST_PROXY: '1' });
     alice = await t.createUser('alice');
     bob = await t.createUser('bob');
   });
@@ -113,6 +113,12 @@ describe('personal access tokens (/sts/v1)', () => {
     expect(outside.body.message).toMatch(/address/);
     const inside = await t.as(res.body.token).get('/sts/v1/personal-access-tokens').set('X-Forwarded-For', '10.20.30.40');
     expect(inside.status).toBe(200);
+    // A forged first hop does not count: with one trusted proxy only the address it added (the last) does.
+    const forged = await t
+      .as(res.body.token)
+      .get('/sts/v1/personal-access-tokens')
+      .set('X-Forwarded-For', '10.9.9.9, 203.0.113.7');
+    expect(forged.status).toBe(401);
   });
 
   it.each([

@@ -3,13 +3,22 @@ import { createTestDatabase, expectErrorBody, startTestApp, TestApp } from '../s
 
 describe('operability', () => {
   let t: TestApp;
-  beforeAll(async () => (t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '30' })));
+  const METRICS_TOKEN = 'prometheus-scrape-token-0123456789';
+  beforeAll(async () => (t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '30', AUTH_FAILURE_LIMIT_PER_MINUTE: '5', METRICS_TOKEN })));
   afterAll(() => t.close());
 
   it('exposes Prometheus metrics with per-route latency and pool gauges', async () => {
     await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
-    const res = await t.http().get('/metrics');
+    // Not public: anonymous and ordinary users are refused; the scrape token and platform admins are served.
+    expect((await t.http().get('/metrics')).status).toBe(401);
+    const plain = await t.createUser('metrics-plain');
+    expect((await t.as(plain.token).get('/metrics')).status).toBe(403);
+    expect((await t.http().get('/metrics').set('Authorization', 'Bearer wrong-token-wrong-token')).status).toBe(401);
+    expect((await t.admin().get('/metrics')).status).toBe(200);
+    const res = await t.http().get('/metrics').set('Authorization', `Bearer ${METRICS_TOKEN}`);
     expect(res.status).toBe(200);
+    expect(res.text).toContain('cms_authentication_failures_total{reason="unknown"}');
+    expect(res.text).toMatch(/cms_rate_limit_rejections_total\{kind="principal"\} 0/);
     expect(res.text).toMatch(/cms_http_request_duration_seconds_bucket\{.*route="\/sts\/v1\/personal-access-tokens".*\}/);
     expect(res.text).toMatch(/cms_db_pool_connections\{state="total"\}/);
     expect(res.text).toContain('cms_reconciler_steps_total');
@@ -35,6 +44,35 @@ describe('operability', () => {
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
     // Another credential is counted separately.
     await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
+  });
+
+  it('counts every spelling of one credential in one budget', async () => {
+    const user = await t.createUser('spelled');
+    const spellings = [`Token ${user.token}`, `Bearer ${user.token}`, `token  ${user.token}`, `BEARER ${user.token} `];
+    const statuses: number[] = [];
+    for (let i = 0; i < 32; i++) {
+      statuses.push((await t.http().get('/sts/v1/personal-access-tokens').set('Authorization', spellings[i % 4])).status);
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(30);
+    expect(statuses.slice(30)).toEqual([429, 429]);
+  });
+
+  it('limits failed authentications per client address, before the credential is looked up', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      statuses.push((await t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Token random-${i}-${Date.now()}`)).status);
+    }
+    // Budget 5 per minute per address (earlier tests of this file already used two): 401s, then only 429s.
+    const firstRefusal = statuses.indexOf(429);
+    expect(firstRefusal).toBeGreaterThan(0);
+    expect(firstRefusal).toBeLessThanOrEqual(5);
+    expect(statuses.slice(0, firstRefusal).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(firstRefusal).every((s) => s === 429)).toBe(true);
+    const refused = await t.http().get('/sts/v1/personal-access-tokens').set('Authorization', 'Token another-random');
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    const metrics = await t.admin().get('/metrics');
+    expect(metrics.status).toBe(429); // the address is blocked for every credential until the window passes
   });
 });
 

@@ -157,6 +157,7 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
     BACKGROUND_JOBS_ENABLED: 'false',
     OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
     RATE_LIMIT_PER_MINUTE: '0',
+    AUTH_FAILURE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'silent',
     DATABASE_POOL_SIZE: '5',
     ...env,

@@ -99,6 +99,24 @@ describe('network', () => {
 });
 
 describe('configuration', () => {
+  it('reads TRUST_PROXY as false, a hop count or a list of proxy CIDRs', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.1' }).trustProxy).toEqual(['10.0.0.0/8', '192.0.2.1']);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrow(/"true" is refused/);
+  });
+
+  it('never echoes the value of a secret variable in a configuration error', () => {
+    const secret = 'postgres-secret-password';
+    expect(() => loadConfig({ DATABASE_URL: `mysql://u:${secret}@h/db` })).toThrow(/DATABASE_URL \(value not shown\)/);
+    try {
+      loadConfig({ DATABASE_URL: `mysql://u:${secret}@h/db`, CREDENTIALS_ENCRYPTION_KEY: 'short-secret-key' });
+    } catch (e) {
+      expect((e as Error).message).not.toContain(secret);
+      expect((e as Error).message).not.toContain('short-secret-key');
+    }
+  });
+
   it('applies defaults', () => {
     const c = loadConfig({});
     expect(c.PORT).toBe(8080);
@@ -109,6 +127,8 @@ describe('configuration', () => {
   it.each([
     ['PORT', 'eighty'],
     ['TRUST_PROXY', 'maybe'],
+    ['TRUST_PROXY', 'true'],
+    ['TRUST_PROXY', '10.0.0.0/33'],
     ['DATABASE_URL', 'mysql://x'],
     ['CREDENTIALS_ENCRYPTION_KEY', 'short'],
     ['LOG_LEVEL', 'loud'],

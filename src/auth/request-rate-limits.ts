@@ -1,0 +1,74 @@
+import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import type { Principal } from './principal';
+
+/** 429 with Retry-After (seconds), in the service's error body. */
+export class TooManyRequestsException extends HttpException {
+  readonly headers: Record<string, string>;
+
+  constructor(message: string, retryAfterMs: number) {
+    super(message, HttpStatus.TOO_MANY_REQUESTS);
+    this.headers = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+  }
+}
+
+/**
+ * Rate limits that need to know who is calling, applied by the authentication guard:
+ * - authenticated requests are counted per principal (user and token), so every spelling of the same
+ *   credential (`Token`, `Bearer`, extra spaces) shares one budget of RATE_LIMIT_PER_MINUTE;
+ * - failed authentications are counted per client address with the much lower AUTH_FAILURE_LIMIT_PER_MINUTE;
+ *   an address over it is refused before its credential costs a database lookup.
+ * Budgets are kept in memory per replica (`rate-limiter-flexible`), like the anonymous per-address limit.
+ */
+@Injectable()
+export class RequestRateLimits {
+  private readonly perPrincipal?: RateLimiterMemory;
+  private readonly failures?: RateLimiterMemory;
+
+  constructor(
+    config: AppConfig,
+    private readonly metrics: MetricsService,
+  ) {
+    if (config.RATE_LIMIT_PER_MINUTE > 0) this.perPrincipal = new RateLimiterMemory({ points: config.RATE_LIMIT_PER_MINUTE, duration: 60 });
+    if (config.AUTH_FAILURE_LIMIT_PER_MINUTE > 0) {
+      this.failures = new RateLimiterMemory({ points: config.AUTH_FAILURE_LIMIT_PER_MINUTE, duration: 60 });
+    }
+  }
+
+  /** Refuses an address that failed authentication too often, before its credential is looked at. */
+  async assertMayAuthenticate(address: string): Promise<void> {
+    if (!this.failures) return;
+    const state = await this.failures.get(address);
+    if (state && state.remainingPoints <= 0) {
+      this.metrics.rateLimitRejections.inc({ kind: 'authentication_failures' });
+      throw new TooManyRequestsException(
+        'Too many failed authentications from this address; retry later with a valid credential.',
+        state.msBeforeNext,
+      );
+    }
+  }
+
+  async recordFailure(address: string, reason: string): Promise<void> {
+    this.metrics.authenticationFailures.inc({ reason });
+    if (!this.failures) return;
+    await this.failures.consume(address).catch(() => undefined);
+  }
+
+  /** Counts one request of an authenticated principal; 429 past the budget. */
+  async consume(principal: Principal): Promise<void> {
+    if (!this.perPrincipal) return;
+    const key = principal.token ? `user:${principal.user.id}:token:${principal.token.id}` : `user:${principal.user.id}:oidc`;
+    try {
+      await this.perPrincipal.consume(key);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+      this.metrics.rateLimitRejections.inc({ kind: 'principal' });
+      throw new TooManyRequestsException(
+        `Rate limit of ${this.perPrincipal.points} requests per minute exceeded; retry in ${Math.ceil(e.msBeforeNext / 1000)} s.`,
+        e.msBeforeNext,
+      );
+    }
+  }
+}
