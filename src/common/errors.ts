@@ -115,6 +115,8 @@ export function mapDatabaseError(err: unknown): HttpException | null {
     const code = (err.driverError as { code?: string } | undefined)?.code;
     const detail = (err.driverError as { detail?: string } | undefined)?.detail;
     if (code === '23505') return new ConflictException(`A resource with the same unique value already exists${detail ? ` (${detail})` : ''}.`);
+    if (code === '23514' && /delete_protection/.test(String((err.driverError as { constraint?: string }).constraint ?? '')))
+      return new ConflictException('The cluster has deleteProtection enabled or a deletion pending; the change was refused.');
     if (code === '40001' || code === '40P01')
       return new ConflictException('The resource was changed concurrently; retry the request.');
     if (code === '57014') return new ServiceUnavailableError('The database did not answer in time; try again shortly.');

@@ -48,6 +48,31 @@ describe('cluster update: transitions, delete protection, versions, settings', (
     expect(audits.map((a: { type: string }) => a.type)).toEqual(['CLUSTER_CREATED', 'CLUSTER_STOP_REQUESTED', 'CLUSTER_UPDATED']);
   });
 
+  it('refuses protection while a deletion is pending, and a protected cluster is never deleted, even under a race', async () => {
+    await create('doomed');
+    await settle(t);
+    expect((await patch('doomed', { status: 'deleting' })).status).toBe(200);
+    await expect409('doomed', { deleteProtection: true }, ['deletion pending']);
+    await expect409('doomed', { deleteProtection: true, name: 'Doomed' }, ['deletion pending']);
+    await settle(t);
+    expect((await get('doomed')).status).toBe(404);
+
+    // 20 deleting and 20 protecting PATCHes at once: whatever wins, no row is protected and deleting.
+    await create('raced');
+    await settle(t);
+    const requests = Array.from({ length: 40 }, (_, i) => patch('raced', i % 2 ? { status: 'deleting' } : { deleteProtection: true }));
+    const statuses = (await Promise.all(requests)).map((r) => r.status);
+    expect(statuses.every((s) => s === 200 || s === 409)).toBe(true);
+    await settle(t);
+    const [row] = await t.db.query(`SELECT status, delete_protection, desired_status FROM clusters WHERE slug = 'raced'`);
+    if (row.delete_protection) expect(row.status).not.toMatch(/deleting|deleted/);
+    else expect(row.status).toBe('deleted');
+    // The database itself refuses the combination.
+    await expect(
+      t.db.query(`UPDATE clusters SET delete_protection = true, desired_status = 'deleting' WHERE slug = 'raced'`),
+    ).rejects.toThrow(/clusters_delete_protection_chk/);
+  });
+
   it('deleteProtection refuses deleting (PATCH and DELETE) until it is turned off', async () => {
     await create('protected');
     await settle(t);

@@ -83,6 +83,12 @@ export class UpdateClusterUseCase {
     if (req.enableNetworkEncryption !== undefined) next.enableNetworkEncryption = req.enableNetworkEncryption;
     if (req.podSecurityStandardsProfile !== undefined) next.podSecurityStandardsProfile = req.podSecurityStandardsProfile as PodSecurityStandardsProfile;
     if (req.deleteProtection !== undefined) next.deleteProtection = req.deleteProtection;
+    // Protection while a deletion is pending is refused (the database enforces the same rule under races).
+    if (req.deleteProtection === true && (cluster.desiredStatus === 'deleting' || req.status === 'deleting')) {
+      throw new ConflictException(
+        'The cluster has a deletion pending; it cannot be protected now. Deletions cannot be cancelled once requested.',
+      );
+    }
     if (req.ipWhitelist !== undefined) next.ipWhitelist = req.ipWhitelist.map((w) => ({ cidr: w.cidr.ipRange, description: w.description }));
     if (req.clusterAutoscalerSettings !== undefined) next.clusterAutoscalerSettings = { ...req.clusterAutoscalerSettings };
     if (req.updateChannel !== undefined && req.updateChannel !== null) {
