@@ -17,6 +17,8 @@ export class AuditService {
   ) {}
 
   async write(entry: AuditEntry, actor: Actor): Promise<void> {
+    // An update that changed nothing (e.g. a PATCH repeating the current values) leaves no trace.
+    if (entry.type.endsWith('_UPDATED') && entry.details && Object.keys(entry.details).length === 0) return;
     await this.txHost.tx.getRepository(AuditEventEntity).insert({
       type: entry.type,
       actorId: actor.id,

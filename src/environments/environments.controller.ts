@@ -107,7 +107,7 @@ export class EnvironmentsController {
     @Param('memberIdentity', uuid()) memberIdentity: string,
     @Body() body: SetEnvironmentMemberRequest,
   ) {
-    return this.environments.setMember(ctx.organisation, slug, memberIdentity, body.kubernetesRole);
+    return this.environments.setMember(ctx, slug, memberIdentity, body.kubernetesRole);
   }
 
   @Delete(':environmentSlug/members/:memberIdentity')
@@ -122,6 +122,6 @@ export class EnvironmentsController {
     @Param('environmentSlug') slug: string,
     @Param('memberIdentity', uuid()) memberIdentity: string,
   ): Promise<void> {
-    await this.environments.removeMember(ctx.organisation, slug, memberIdentity);
+    await this.environments.removeMember(ctx, slug, memberIdentity);
   }
 }

@@ -1,6 +1,6 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { IsNull } from 'typeorm';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { auditDiff, snapshot } from '../audit/audit-diff';
@@ -11,6 +11,7 @@ import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { slugify, slugObject } from '../common/slug';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationContext } from '../auth/organisation-access';
 import { KubernetesRole, OrganisationMemberEntity } from '../organisations/organisation-member.entity';
 import {
   CreateEnvironmentRequest,
@@ -223,15 +224,24 @@ export class EnvironmentsService {
     return member;
   }
 
+  /** An OWNER's access, environment overrides included, is changed by OWNERs only (like their role). */
+  private assertMayChangeOverride(ctx: OrganisationContext, member: { role: string }): void {
+    if (member.role === 'OWNER' && ctx.role !== 'OWNER') {
+      throw new ForbiddenException("Only an OWNER may change an OWNER's access, including environment overrides.");
+    }
+  }
+
   /** Adds or changes the member's environment override; answers the environment's member list. */
   async setMember(
-    org: OrganisationEntity,
+    ctx: OrganisationContext,
     slug: string,
     memberIdentity: string,
     kubernetesRole: KubernetesRole,
   ): Promise<EnvironmentMemberResponse[]> {
+    const org = ctx.organisation;
     const env = await this.find(org, slug, true);
     const member = await this.findMember(org, memberIdentity);
+    this.assertMayChangeOverride(ctx, member);
     const repo = this.txHost.tx.getRepository(EnvironmentMemberEntity);
     const existing = await repo.findOne({ where: { environmentId: env.id, memberId: member.id } });
     const oldRole = existing?.kubernetesRole ?? member.kubernetesRole;
@@ -254,9 +264,11 @@ export class EnvironmentsService {
   }
 
   /** Removes the override; the member's organisation kubernetesRole applies again. */
-  async removeMember(org: OrganisationEntity, slug: string, memberIdentity: string): Promise<void> {
+  async removeMember(ctx: OrganisationContext, slug: string, memberIdentity: string): Promise<void> {
+    const org = ctx.organisation;
     const env = await this.find(org, slug, true);
     const member = await this.findMember(org, memberIdentity);
+    this.assertMayChangeOverride(ctx, member);
     const repo = this.txHost.tx.getRepository(EnvironmentMemberEntity);
     const existing = await repo.findOne({ where: { environmentId: env.id, memberId: member.id } });
     if (!existing)

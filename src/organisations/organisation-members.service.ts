@@ -209,8 +209,9 @@ export class OrganisationMembersService {
     const row = await this.memberOrFail(org, memberIdentity);
     const newRole = req.role ?? row.role;
     const newK8s = req.kubernetesRole ?? row.kubernetes_role;
-    if ((newRole === 'OWNER' || row.role === 'OWNER') && newRole !== row.role && ctx.role !== 'OWNER') {
-      throw new ForbiddenException('Only an OWNER may grant the OWNER role or change the role of an OWNER.');
+    const changes = newRole !== row.role || newK8s !== row.kubernetes_role;
+    if (((newRole === 'OWNER' && newRole !== row.role) || (row.role === 'OWNER' && changes)) && ctx.role !== 'OWNER') {
+      throw new ForbiddenException('Only an OWNER may grant the OWNER role or change the membership of an OWNER.');
     }
     if (row.role === 'OWNER' && newRole !== 'OWNER' && (await this.ownerCount(org.id)) <= 1) {
       throw new ConflictException(`'${row.username}' is the last OWNER of organisation '${org.slug}'; make another member OWNER first.`);

@@ -1,3 +1,4 @@
+import { CurrentPrincipal, Principal } from '../auth/principal';
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { PlatformAdminOnly } from '../auth/principal';
@@ -22,10 +23,16 @@ export class UsersController {
   }
 
   @Get('users/search')
-  @ApiOperation({ summary: 'Find users by username prefix (at least 3 characters); at most one page' })
+  @ApiOperation({
+    summary: 'Find users by username prefix (at least 3 characters); at most one page',
+    description:
+      'The user directory is not public. A prefix matches only users who share an organisation with the caller; ' +
+      'anyone else is found only by their exact username or email address (so an organisation ADMIN can add a ' +
+      'person they know). Platform administrators search every user by prefix.',
+  })
   @ApiPageResponse(UserSearchResult, 'A')
   @ApiStandardErrors({ notFound: false })
-  search(@Query() query: UserSearchQuery) {
-    return this.users.search(query);
+  search(@Query() query: UserSearchQuery, @CurrentPrincipal() principal: Principal) {
+    return this.users.search(query, principal.user);
   }
 }

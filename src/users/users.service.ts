@@ -81,14 +81,24 @@ export class UsersService {
     return user;
   }
 
-  /** Prefix search, at most one page. */
-  async search(query: { username: string } & PageQueryDto): Promise<Page<UserSearchResult>> {
+  /**
+   * Prefix search, at most one page. Prefixes match only users sharing an organisation with the caller;
+   * others are found by exact username or email; platform administrators see everyone.
+   */
+  async search(query: { username: string } & PageQueryDto, caller: UserEntity): Promise<Page<UserSearchResult>> {
     const sortable = { username: 'u.username', email: 'u.email' };
     const req = toPageRequest(query, sortable, [{ property: 'username', direction: 'ASC' }]);
-    const pattern = query.username.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
+    const exact = query.username.toLowerCase();
+    const pattern = exact.replace(/[\\%_]/g, (c) => `\\${c}`) + '%';
     const qb = this.repo
       .createQueryBuilder('u')
-      .where('lower(u.username) LIKE :pattern', { pattern })
+      .where(
+        `(lower(u.username) LIKE :pattern AND (:everyone OR u.id = :caller OR EXISTS (
+            SELECT 1 FROM organisation_members mine JOIN organisation_members theirs ON theirs.organisation_id = mine.organisation_id
+             WHERE mine.user_id = :caller AND theirs.user_id = u.id)))
+         OR lower(u.username) = :exact OR lower(u.email) = :exact`,
+        { pattern, exact, caller: caller.id, everyone: caller.platformAdmin === true },
+      )
       .offset(req.offset)
       .limit(req.size);
     applyOrder(qb, orderByEntries(req, sortable, 'u.id'));
@@ -100,7 +110,8 @@ export class UsersService {
   async findOrCreateFromOidc(claims: JWTPayload & { sub: string }): Promise<UserEntity> {
     const existing = await this.repo.findOne({ where: { oidcId: claims.sub } });
     if (existing) return existing;
-    const email = typeof claims.email === 'string' ? claims.email : `${claims.sub}@oidc.invalid`;
+    // An address the issuer has not verified could claim someone else's: only a verified one is taken.
+    const email = typeof claims.email === 'string' && claims.email_verified === true ? claims.email : `${claims.sub}@oidc.invalid`;
     const preferred =
       (typeof claims.preferred_username === 'string' && claims.preferred_username) ||
       (email.includes('@') ? email.split('@')[0] : claims.sub);

@@ -18,7 +18,13 @@ describe('OIDC bearer tokens', () => {
   const call = (jwt: string) => t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
 
   it('accepts a valid token and creates the unknown subject as a user, once', async () => {
-    const jwt = await issuer.sign({ sub: 'subject-123', email: 'carol@example.com', preferred_username: 'carol' });
+    // An unverified address is not taken (anyone may claim any address at some issuers).
+    const unverified = await issuer.sign({ sub: 'subject-unverified', email: 'ceo@example.com', email_verified: false });
+    await call(unverified).expect(200);
+    const [u] = await t.db.query(`SELECT email FROM users WHERE oidc_id = 'subject-unverified'`);
+    expect(u.email).toBe('subject-unverified@oidc.invalid');
+
+    const jwt = await issuer.sign({ sub: 'subject-123', email: 'carol@example.com', email_verified: true, preferred_username: 'carol' });
     await call(jwt).expect(200);
     await call(jwt).expect(200);
     const users = await t.db.query(`SELECT username, email, oidc_id FROM users WHERE oidc_id = 'subject-123'`);

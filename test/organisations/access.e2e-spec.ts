@@ -22,6 +22,8 @@ interface Endpoint {
 const ORDER: RoleName[] = ['VIEWER', 'MEMBER', 'ADMIN', 'OWNER'];
 const allows = (role: RoleName, least: RoleName) => ORDER.indexOf(role) >= ORDER.indexOf(least);
 
+let changeSeq = 0;
+
 describe('organisation access: role matrix and tenant isolation', () => {
   let t: TestApp;
   let f: OrgFixture;
@@ -45,7 +47,8 @@ describe('organisation access: role matrix and tenant isolation', () => {
       least: 'ADMIN',
       ok: 200,
       path: (o) => `/api/v1/organisations/${o.slug}`,
-      body: { billingEmail: { email: 'billing@matrix.example' } },
+      // A different value each time: a PATCH that changes nothing writes no audit row.
+      prepare: async () => ({ body: { billingEmail: { email: `billing-${++changeSeq}@matrix.example` } } }),
     },
     { name: 'GET me', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/organisations/${o.slug}/me` },
     { name: 'GET members', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/organisations/${o.slug}/members` },
@@ -63,7 +66,7 @@ describe('organisation access: role matrix and tenant isolation', () => {
       least: 'ADMIN',
       ok: 200,
       path: (o) => `/api/v1/organisations/${o.slug}/members/${o.memberIdentity}`,
-      body: { kubernetesRole: 'EDIT' },
+      prepare: async () => ({ body: { kubernetesRole: ++changeSeq % 2 ? 'EDIT' : 'VIEW' } }),
     },
     {
       name: 'DELETE member',

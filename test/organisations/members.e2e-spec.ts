@@ -201,6 +201,33 @@ describe('organisation members and memberships', () => {
       expect(promote.status).toBe(200);
       expect((await t.as(g.admin.token).patch(`${gBase()}/members/${g.memberIdentity.MEMBER}`).send({ role: 'ADMIN' })).status).toBe(403);
       expect((await t.as(g.admin.token).delete(`${gBase()}/members/${g.memberIdentity.MEMBER}`)).status).toBe(403);
+      // Nor change an OWNER's kubernetesRole or environment overrides; nothing is written.
+      const auditBefore = await auditCount(t);
+      const k8s = await t.as(g.admin.token).patch(`${gBase()}/members/${g.memberIdentity.MEMBER}`).send({ kubernetesRole: 'NONE' });
+      expect(k8s.status).toBe(403);
+      await t.as(g.admin.token).post(`/api/v1/orgs/${g.slug}/environments`).send({ name: 'owner-env' }).expect(200);
+      const auditAfterEnv = await auditCount(t);
+      const override = await t
+        .as(g.admin.token)
+        .post(`/api/v1/orgs/${g.slug}/environments/owner-env/members/${g.memberIdentity.MEMBER}`)
+        .send({ kubernetesRole: 'NONE' });
+      expect(override.status).toBe(403);
+      expect((await t.as(g.admin.token).delete(`/api/v1/orgs/${g.slug}/environments/owner-env/members/${g.memberIdentity.MEMBER}`)).status).toBe(403);
+      expect(await auditCount(t)).toBe(auditAfterEnv);
+      expect(auditAfterEnv).toBe(auditBefore + 1);
+      // An OWNER may set another OWNER's override.
+      const byOwner = await t
+        .as(g.owner.token)
+        .post(`/api/v1/orgs/${g.slug}/environments/owner-env/members/${g.memberIdentity.MEMBER}`)
+        .send({ kubernetesRole: 'VIEW' });
+      expect(byOwner.status).toBe(200);
+      // A PATCH that changes nothing leaves no audit row and no activity event.
+      const beforeNoop = await auditCount(t);
+      const [{ n: activityBefore }] = await t.db.query(`SELECT count(*)::int AS n FROM activity_events`);
+      const noop = await t.as(g.owner.token).patch(`${gBase()}/members/${g.memberIdentity.MEMBER}`).send({ role: 'OWNER' });
+      expect(noop.status).toBe(200);
+      expect(await auditCount(t)).toBe(beforeNoop);
+      expect((await t.db.query(`SELECT count(*)::int AS n FROM activity_events`))[0].n).toBe(activityBefore);
       // Now two OWNERs: the original may step down.
       const demote = await t.as(g.owner.token).patch(`${gBase()}/members/${g.memberIdentity.OWNER}`).send({ role: 'ADMIN' });
       expect(demote.status).toBe(200);

@@ -61,7 +61,27 @@ describe('users', () => {
 
   describe('search', () => {
     beforeAll(async () => {
-      for (let i = 0; i < 7; i++) await t.createUser(`searchme${i}`, { email: `s${i}@example.com` });
+      // The searching user shares an organisation with the seven users it finds by prefix.
+      const found: TestUser[] = [];
+      for (let i = 0; i < 7; i++) found.push(await t.createUser(`searchme${i}`, { email: `s${i}@example.com` }));
+      await t.insertOrganisation('search-org', [plain, ...found].map((user) => ({ user, role: 'MEMBER' as const })));
+    });
+
+    it('is not a public directory: prefixes match only co-members; exact username or email finds anyone', async () => {
+      const loner = await t.createUser('lonely-searcher');
+      const stranger = await t.createUser('stranger-danger', { email: 'Stranger@Example.com' });
+      const prefix = await t.as(loner.token).get('/api/v1/users/search?username=searchme');
+      expect(prefix.status).toBe(200);
+      expect(prefix.body.totalElements).toBe(0);
+      const own = await t.as(plain.token).get('/api/v1/users/search?username=stranger');
+      expect(own.body.totalElements).toBe(0);
+      const exact = await t.as(loner.token).get('/api/v1/users/search?username=Stranger-Danger');
+      expect(exact.body.content).toEqual([{ username: stranger.username, email: stranger.email }]);
+      const byEmail = await t.as(loner.token).get('/api/v1/users/search?username=stranger%40example.com');
+      expect(byEmail.body.content).toEqual([{ username: stranger.username, email: stranger.email }]);
+      const admin = await t.createUser('directory-admin', { platformAdmin: true });
+      const all = await t.as(admin.token).get('/api/v1/users/search?username=stran');
+      expect(all.body.totalElements).toBe(1);
     });
 
     it('matches by prefix and answers a form A page', async () => {
