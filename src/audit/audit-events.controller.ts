@@ -15,7 +15,7 @@ export class AuditEventsController {
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'organisationSlug', example: 'acme' })
   @ApiOperation({
-    summary: 'Audit events of the organisation (VIEWER); newest first by default; sortable by createdAt, type',
+    summary: 'Audit events of the organisation (VIEWER); oldest first (createdAt ascending) by default; sortable by createdAt, type',
   })
   @ApiPageResponse(AuditEventResponse, 'B')
   @ApiStandardErrors({ notFound: false })
@@ -26,7 +26,7 @@ export class AuditEventsController {
   @Get(':environmentSlug/:cluster')
   @RequireOrgRole('VIEWER')
   @ApiOperation({
-    summary: 'Audit events of one cluster (VIEWER), including those of a deleted cluster with that slug; newest first by default',
+    summary: 'Audit events of one cluster (VIEWER), including those of a deleted cluster with that slug; oldest first (createdAt ascending) by default',
   })
   @ApiPageResponse(ClusterAuditEventResponse, 'B')
   @ApiStandardErrors({ notFound: false })

@@ -1,6 +1,6 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { Injectable } from '@nestjs/common';
+import { Injectable, NotFoundException } from '@nestjs/common';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AuditEventEntity } from './audit-event.entity';
 import { AuditEventResponse, ClusterAuditEventResponse } from './dto/audit-event.dto';
@@ -36,7 +36,8 @@ export class AuditEventsService {
     query: PageQueryDto,
     cluster?: { environmentSlug: string; clusterSlug: string },
   ): Promise<{ rows: AuditEventEntity[]; total: number; req: ReturnType<typeof toPageRequest> }> {
-    const req = toPageRequest(query, SORTABLE, [{ property: 'createdAt', direction: 'DESC' }]);
+    // The interface's default order: ascending (oldest first), like every list but the activity feed.
+    const req = toPageRequest(query, SORTABLE, [{ property: 'createdAt', direction: 'ASC' }]);
     const qb = this.txHost.tx
       .getRepository(AuditEventEntity)
       .createQueryBuilder('e')
@@ -48,7 +49,7 @@ export class AuditEventsService {
       });
     }
     // Equal keys keep the order of the first sort key.
-    applyOrder(qb, orderByEntries(req, SORTABLE, 'e.id', req.sort[0]?.direction ?? 'DESC'));
+    applyOrder(qb, orderByEntries(req, SORTABLE, 'e.id', req.sort[0]?.direction ?? 'ASC'));
     const [rows, total] = await qb.offset(req.offset).limit(req.size).getManyAndCount();
     return { rows, total, req };
   }
@@ -69,6 +70,15 @@ export class AuditEventsService {
     clusterSlug: string,
     query: PageQueryDto,
   ): Promise<Page<ClusterAuditEventResponse>> {
+    // The cluster (live or deleted) must have existed under that slug; otherwise the path names nothing.
+    const known = await this.txHost.tx.query(
+      `SELECT 1 FROM clusters c JOIN environments e ON e.id = c.environment_id
+        WHERE c.organisation_id = $1 AND e.slug = $2 AND c.slug = $3 LIMIT 1`,
+      [organisationId, environmentSlug, clusterSlug],
+    );
+    if (!known.length) {
+      throw new NotFoundException(`Cluster '${environmentSlug}/${clusterSlug}' was not found in this organisation.`);
+    }
     const { rows, total, req } = await this.page(organisationId, query, { environmentSlug, clusterSlug });
     return toPage(rows.map((e) => this.toClusterResponse(e)), total, req, 'B');
   }

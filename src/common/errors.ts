@@ -100,7 +100,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (e.code && DB_UNAVAILABLE_CODES.has(e.code)) return true;
   const msg = e.message ?? '';
   if (
-    /timeout exceeded when trying to connect|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|the database system is (starting up|shutting down)|Connection is not established/i.test(
+    /timeout exceeded when trying to connect|Query read timeout|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|the database system is (starting up|shutting down)|Connection is not established/i.test(
       msg,
     )
   )

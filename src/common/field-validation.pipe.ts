@@ -3,6 +3,7 @@ import type { ValidationError } from 'class-validator';
 import type { IncomingMessage } from 'http';
 import { CLS_REQ, ClsServiceManager } from 'nestjs-cls';
 import { flattenValidationErrors, ValidationFailedException } from './errors';
+import { escapePrototypeKeys, restorePrototypeKeys, unescapeKeys } from './prototype-keys';
 
 /**
  * How unknown body properties are treated, as the Kubernetes API server does (`?fieldValidation=`):
@@ -92,20 +93,31 @@ export class FieldValidationPipe extends ValidationPipe {
     });
   }
 
+  /**
+   * Nest strips `constructor` and `prototype` keys at every depth, which silently lost data in maps (a label
+   * named `constructor`). The JSON parser already refuses `__proto__` and `constructor.prototype` (prototype
+   * poisoning) and such keys are escaped before transformation (see prototype-keys.ts), so nothing is
+   * stripped here.
+   */
+  protected override stripProtoKeys(): void {}
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isBody = metadata.type === 'body';
     const cls = ClsServiceManager.getClsService();
     const req = cls.isActive() ? cls.get<IncomingMessage | undefined>(CLS_REQ) : undefined;
     const mode: FieldValidationMode = isBody ? fieldValidationMode(req?.url) : 'Ignore';
+    escapePrototypeKeys(value);
     try {
-      return await super.transform(value, metadata);
+      const result = await super.transform(value, metadata);
+      restorePrototypeKeys(result);
+      return result;
     } catch (thrown) {
       if (!Array.isArray(thrown)) throw thrown;
       const errors = thrown as ValidationError[];
       const { unknown, rest } = splitUnknownProperties(errors);
-      const unknownErrors = unknown.map((u) => ({ field: u.path, message: `unknown field "${u.path}"` }));
+      const unknownErrors = unknown.map((u) => ({ field: unescapeKeys(u.path), message: `unknown field "${unescapeKeys(u.path)}"` }));
       if (rest.length) {
-        const known = flattenValidationErrors(rest);
+        const known = flattenValidationErrors(rest).map((e) => ({ field: unescapeKeys(e.field), message: unescapeKeys(e.message) }));
         throw new ValidationFailedException(mode === 'Strict' ? [...unknownErrors, ...known] : known);
       }
       if (mode === 'Strict') throw new ValidationFailedException(unknownErrors);
@@ -115,8 +127,9 @@ export class FieldValidationPipe extends ValidationPipe {
       if (mode === 'Warn' && req) {
         const raw = req as IncomingMessage & { [DROPPED_FIELDS]?: string[]; raw?: IncomingMessage & { [DROPPED_FIELDS]?: string[] } };
         const target = raw.raw ?? raw;
-        target[DROPPED_FIELDS] = [...(target[DROPPED_FIELDS] ?? []), ...unknown.map((u) => u.path)];
+        target[DROPPED_FIELDS] = [...(target[DROPPED_FIELDS] ?? []), ...unknown.map((u) => unescapeKeys(u.path))];
       }
+      restorePrototypeKeys(errors[0].target);
       return errors[0].target;
     }
   }

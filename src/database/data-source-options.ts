@@ -31,9 +31,10 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
     extra: {
       max: tuning.poolSize ?? 10,
       connectionTimeoutMillis: timeoutMs,
-      // A statement that hangs (e.g. a lock wait during an outage) is cut off rather than holding the request.
-      statement_timeout: timeoutMs * 2,
-      query_timeout: timeoutMs * 2,
+      // A statement that hangs (a lock wait, or a server that stopped answering) is cut off within the timeout,
+      // so the request answers 503 instead of holding the caller: server-side and client-side bounds.
+      statement_timeout: timeoutMs,
+      query_timeout: timeoutMs,
       idle_in_transaction_session_timeout: timeoutMs * 6,
       application_name: 'cluster-management-service',
     },

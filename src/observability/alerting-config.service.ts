@@ -9,7 +9,8 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
-import { AlertingProblem, checkAlertingFiles, checkRuleFile, describeProblem } from './alerting-validation';
+import { AlertingChecker } from './alerting-checker';
+import { AlertingProblem, checkRuleFile, describeProblem } from './alerting-validation';
 import {
   AlertingConfigurationRequest,
   AlertingConfigurationResponse,
@@ -74,6 +75,7 @@ export class AlertingConfigService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
+    private readonly checker: AlertingChecker,
   ) {}
 
   onModuleInit(): void {
@@ -81,14 +83,14 @@ export class AlertingConfigService implements OnModuleInit {
   }
 
   /** Problems of a configuration, each with its file and, where known, line and column. */
-  validate(body: AlertingConfigurationRequest): AlertingValidationResponse {
-    const errors = checkAlertingFiles(body);
+  async validate(body: AlertingConfigurationRequest, caller: string): Promise<AlertingValidationResponse> {
+    const errors = await this.checker.check(body, caller);
     return { valid: errors.length === 0, errors };
   }
 
   /** 400 naming each file and problem; nothing is stored. */
-  private assertValid(body: AlertingConfigurationRequest): StoredConfig {
-    const problems: AlertingProblem[] = checkAlertingFiles(body);
+  private async assertValid(body: AlertingConfigurationRequest, caller: string): Promise<StoredConfig> {
+    const problems: AlertingProblem[] = await this.checker.check(body, caller);
     if (problems.length) {
       throw new ValidationFailedException(
         problems.map((p) => ({ field: p.file, message: describeProblem(p) })),
@@ -141,8 +143,13 @@ export class AlertingConfigService implements OnModuleInit {
     return this.toResponse(await this.environmentConfig(env.id));
   }
 
-  async replaceForEnvironment(org: OrganisationEntity, envSlug: string, body: AlertingConfigurationRequest): Promise<MessageResponse> {
-    const next = this.assertValid(body);
+  async replaceForEnvironment(
+    org: OrganisationEntity,
+    envSlug: string,
+    body: AlertingConfigurationRequest,
+    caller: string,
+  ): Promise<MessageResponse> {
+    const next = await this.assertValid(body, caller);
     const env = await this.environment(org, envSlug);
     const before = this.toStored(await this.environmentConfig(env.id, true));
     await this.storeEnvironmentConfig(env.id, next);
@@ -189,8 +196,13 @@ export class AlertingConfigService implements OnModuleInit {
     return this.toStored(row);
   }
 
-  async replaceForTenant(org: OrganisationEntity, tenantSlug: string, body: AlertingConfigurationRequest): Promise<MessageResponse> {
-    const next = this.assertValid(body);
+  async replaceForTenant(
+    org: OrganisationEntity,
+    tenantSlug: string,
+    body: AlertingConfigurationRequest,
+    caller: string,
+  ): Promise<MessageResponse> {
+    const next = await this.assertValid(body, caller);
     const tenant = await this.tenants.findRow(org, tenantSlug, { lock: true });
     const before = await this.tenantConfig(tenant.id);
     await this.txHost.tx.query(
@@ -210,8 +222,13 @@ export class AlertingConfigService implements OnModuleInit {
   }
 
   /** The validate operation still checks that the tenant exists (404 otherwise) but stores nothing. */
-  async validateForTenant(org: OrganisationEntity, tenantSlug: string, body: AlertingConfigurationRequest): Promise<AlertingValidationResponse> {
+  async validateForTenant(
+    org: OrganisationEntity,
+    tenantSlug: string,
+    body: AlertingConfigurationRequest,
+    caller: string,
+  ): Promise<AlertingValidationResponse> {
     await this.tenants.findRow(org, tenantSlug);
-    return this.validate(body);
+    return this.validate(body, caller);
   }
 }

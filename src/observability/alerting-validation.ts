@@ -1,7 +1,11 @@
-import { isMap, isScalar, isSeq, LineCounter, Node, parseDocument, YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, LineCounter, Node, parseDocument, visit, YAMLMap } from 'yaml';
 
 /** Bounds of an alerting configuration (documented in the DTO and docs/decisions.md). */
-export const ALERTING_MAX_FILE_BYTES = 256 * 1024;
+export const ALERTING_MAX_FILE_BYTES = 128 * 1024;
+/** All YAML of one request together (alertingConfig, rule and template files). */
+export const ALERTING_MAX_TOTAL_BYTES = 256 * 1024;
+/** YAML aliases per document; anchors and aliases are rare in these files and expand exponentially. */
+export const ALERTING_MAX_ALIASES = 100;
 export const ALERTING_MAX_FILES = 50;
 export const ALERTING_FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -55,6 +59,22 @@ function parse(file: string, text: string) {
       ...(pos ? { line: pos.line, column: pos.col } : {}),
       message: `invalid YAML: ${err.message.split('\n')[0]}`,
     });
+  }
+  if (!doc.errors.length) {
+    // Expanding aliases is where "billion laughs" documents explode: count them, and let the library refuse
+    // excessive expansion, before anything else looks at the document.
+    let aliases = 0;
+    visit(doc, { Alias: () => void aliases++ });
+    if (aliases > ALERTING_MAX_ALIASES) {
+      checker.problems.push({ file, message: `uses ${aliases} YAML aliases; at most ${ALERTING_MAX_ALIASES} are allowed` });
+      return { doc, checker, ok: false };
+    }
+    try {
+      doc.toJS({ maxAliasCount: ALERTING_MAX_ALIASES });
+    } catch (e) {
+      checker.problems.push({ file, message: `invalid YAML: ${(e as Error).message.split('\n')[0]}` });
+      return { doc, checker, ok: false };
+    }
   }
   return { doc, checker, ok: doc.errors.length === 0 };
 }
@@ -164,6 +184,12 @@ export function checkRuleFile(text: string, file: string): AlertingProblem[] {
 /** Checks the whole configuration: bounds, names, YAML and structure. Empty list = valid. */
 export function checkAlertingFiles(input: AlertingFilesInput): AlertingProblem[] {
   const problems: AlertingProblem[] = [];
+  const total = [input.alertingConfig, ...Object.values(input.ruleFiles ?? {}), ...Object.values(input.templateFiles ?? {})]
+    .filter((v): v is string => typeof v === 'string')
+    .reduce((sum, v) => sum + Buffer.byteLength(v, 'utf8'), 0);
+  if (total > ALERTING_MAX_TOTAL_BYTES) {
+    return [{ file: 'body', message: `holds ${Math.ceil(total / 1024)} KiB of YAML; at most ${ALERTING_MAX_TOTAL_BYTES / 1024} KiB per request` }];
+  }
   const sizeOk = (file: string, text: string) => {
     if (Buffer.byteLength(text, 'utf8') > ALERTING_MAX_FILE_BYTES) {
       problems.push({ file, message: `is larger than ${ALERTING_MAX_FILE_BYTES / 1024} KiB` });

@@ -1,3 +1,4 @@
+import { escapePrototypeKeys, restorePrototypeKeys, unescapeKeys } from '../common/prototype-keys';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, UnauthorizedException } from '@nestjs/common';
@@ -158,8 +159,13 @@ export class AlertsService {
   private async validatePayload(raw: unknown): Promise<AlertManagerWebhookDto> {
     if (!raw || typeof raw !== 'object' || Array.isArray(raw))
       throw ValidationFailedException.forField('body', 'The body must be the alert-manager webhook JSON object.');
+    escapePrototypeKeys(raw); // label names such as `constructor` are data (see prototype-keys.ts)
     const dto = plainToInstance(AlertManagerWebhookDto, raw);
-    const errors = flattenValidationErrors(await validate(dto, { whitelist: true, forbidNonWhitelisted: true }));
+    const errors = flattenValidationErrors(await validate(dto, { whitelist: true, forbidNonWhitelisted: true })).map((e) => ({
+      field: unescapeKeys(e.field),
+      message: unescapeKeys(e.message),
+    }));
+    restorePrototypeKeys(dto);
     for (const f of ['groupLabels', 'commonLabels', 'commonAnnotations'] as const) checkStringMap(f, dto[f], errors);
     (Array.isArray(dto.alerts) ? dto.alerts : []).forEach((a, i) => {
       if (a && typeof a === 'object') {

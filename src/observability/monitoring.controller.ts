@@ -16,6 +16,11 @@ import { Alerts, TenantAlert } from './dto/alerts.dto';
 import { AlertWebhookTokenResponse, CountResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 
+/** Who a check is counted against: the member (platform administrators outside the organisation by organisation). */
+function callerKey(ctx: OrganisationContext): string {
+  return ctx.member ? `member:${ctx.member.id}` : `organisation:${ctx.organisation.id}`;
+}
+
 @ApiTags('Observability')
 @ApiStandardErrors()
 @ApiParam({ name: 'organisationSlug', description: 'Slug of the organisation (also written organizationSlug in the interface)' })
@@ -81,7 +86,7 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: MessageResponse })
   replaceAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body);
+    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
   }
 
   @Post('monitoring/:tenantSlug/alerting/validate')
@@ -94,7 +99,7 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: AlertingValidationResponse })
   validateAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body);
+    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
   }
 
   @Post('monitoring/:tenantSlug/alert-webhook-token')
@@ -148,7 +153,7 @@ export class MonitoringController {
     @Param('environmentSlug') environmentSlug: string,
     @Body() body: AlertingConfigurationRequest,
   ) {
-    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body);
+    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body, callerKey(ctx));
   }
 
   @Post('environments/:environmentSlug/metrics/alerting/default-rules')

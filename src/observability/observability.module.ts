@@ -1,3 +1,4 @@
+import { AlertingChecker } from './alerting-checker';
 import { Module } from '@nestjs/common';
 import { OutboundPolicy } from '../common/outbound-policy';
 import { AlertingConfigService } from './alerting-config.service';
@@ -14,6 +15,7 @@ import { TenantsService } from './tenants.service';
 @Module({
   controllers: [MonitoringController, IntegrationsController, AlertsWebhookController],
   providers: [
+    AlertingChecker,
     OutboundPolicy,
     TenantsService,
     AlertingConfigService,

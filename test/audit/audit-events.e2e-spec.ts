@@ -1,5 +1,6 @@
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 import { orgWithRoles, OrgFixture } from '../organisations/org-fixtures';
+import { seedCluster, seedEnvironment } from '../observability/fixtures';
 
 describe('audit events and activity feed (read endpoints)', () => {
   let t: TestApp;
@@ -24,6 +25,10 @@ describe('audit events and activity feed (read endpoints)', () => {
          VALUES ($1, $2, $3, $4, $5, 11, $6, 22, $7, 33, 'pool-a', 'acct', 'ref-1', $8, now() + interval '1 hour')`,
         [type, actorId, actor, orgId, orgSlug, env, cluster, JSON.stringify({ status: { old: 'new', new: 'provisioning' } })],
       );
+    // The per-cluster list needs the cluster to exist (a deleted one counts): prod/web, and a deleted prod/api.
+    const prod = await seedEnvironment(t, f.id, 'prod');
+    await seedCluster(t, f.id, prod, 'web', { tenant: false });
+    await seedCluster(t, f.id, prod, 'api', { tenant: false, deleted: true });
     await insert(f.id, f.slug, 'prod', 'web', 'CLUSTER_UPDATED', 'system', null);
     await insert(f.id, f.slug, 'prod', 'web', 'NODE_POOL_CREATED', f.member.username, f.member.id);
     await insert(f.id, f.slug, 'prod', 'api', 'CLUSTER_CREATED', f.member.username, f.member.id);
@@ -39,12 +44,12 @@ describe('audit events and activity feed (read endpoints)', () => {
     it('pages the organisation’s events in form B, newest first, with the spec’s fields', async () => {
       const res = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events`);
       expect(res.status).toBe(200);
-      expect(res.body.sort).toEqual([{ ascending: false, direction: 'DESC', ignoreCase: false, nullHandling: 'NATIVE', property: 'createdAt' }]);
+      expect(res.body.sort).toEqual([{ ascending: true, direction: 'ASC', ignoreCase: false, nullHandling: 'NATIVE', property: 'createdAt' }]);
       expect(res.body.pageable).toMatchObject({ pageNumber: 0, pageSize: 50, offset: 0, paged: true, unpaged: false, sort: res.body.sort });
       const [{ n }] = await t.db.query('SELECT count(*)::int AS n FROM audit_events WHERE organisation_id = $1', [f.id]);
       expect(res.body.totalElements).toBe(n);
       const times = res.body.content.map((e: { createdAt: string }) => Date.parse(e.createdAt));
-      expect(times).toEqual([...times].sort((a, b) => b - a));
+      expect(times).toEqual([...times].sort((a, b) => a - b));
 
       const patch = res.body.content.find((e: { type: string; details: { name?: { new: string } } }) =>
         e.type === 'ORGANISATION_UPDATED' && e.details.name?.new === 'Third Rename');
@@ -68,7 +73,7 @@ describe('audit events and activity feed (read endpoints)', () => {
       const renames = res.body.content
         .filter((e: { type: string }) => e.type === 'ORGANISATION_UPDATED')
         .map((e: { details: { name: { new: string } } }) => e.details.name.new);
-      expect(renames).toEqual(['Third Rename', 'Second Rename', 'First Rename']);
+      expect(renames).toEqual(['First Rename', 'Second Rename', 'Third Rename']);
       expect(res.body.content.every((e: { customerId: number }) => e.customerId === f.id)).toBe(true);
     });
 
@@ -98,7 +103,7 @@ describe('audit events and activity feed (read endpoints)', () => {
       const res = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/prod/web`);
       expect(res.status).toBe(200);
       expect(res.body.totalElements).toBe(2);
-      expect(res.body.sort[0]).toMatchObject({ property: 'createdAt', direction: 'DESC' });
+      expect(res.body.sort[0]).toMatchObject({ property: 'createdAt', direction: 'ASC' });
       for (const e of res.body.content) {
         expect(e).not.toHaveProperty('referencedEntityIdentity');
         expect(e).toMatchObject({ customerId: f.id, customerSlug: f.slug, environmentSlug: 'prod', clusterSlug: 'web' });
@@ -124,10 +129,14 @@ describe('audit events and activity feed (read endpoints)', () => {
       expect(byType.body.content.map((e: { type: string }) => e.type)).toEqual(['CLUSTER_UPDATED', 'NODE_POOL_CREATED']);
     });
 
-    it('an unknown cluster has an empty page; a malformed slug is 400; outsiders 403', async () => {
-      const empty = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/prod/nothing`);
-      expect(empty.status).toBe(200);
-      expect(empty.body).toMatchObject({ content: [], empty: true, totalElements: 0 });
+    it('an unknown cluster is 404, a deleted one still answers; a malformed slug is 400; outsiders 403', async () => {
+      const unknown = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/prod/nothing`);
+      expect(unknown.status).toBe(404);
+      expectErrorBody(unknown.body, 404);
+      expect((await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/staging/web`)).status).toBe(404);
+      const deleted = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/prod/api`);
+      expect(deleted.status).toBe(200);
+      expect(deleted.body.totalElements).toBe(1);
       const bad = await t.as(f.viewer.token).get(`/api/v1/orgs/${f.slug}/audit-events/prod/Bad%20Slug`);
       expect(bad.status).toBe(400);
       expect(bad.body.errors.map((e: { field: string }) => e.field)).toContain('cluster');

@@ -54,10 +54,10 @@ describe('alerting configuration checks', () => {
     expect(checkAlertingFiles({ ruleFiles: files(51) })[0]).toMatchObject({ file: 'ruleFiles', message: expect.stringMatching(/at most 50/) });
     expect(checkAlertingFiles({ ruleFiles: { '../etc': VALID_RULES } })[0].file).toBe('ruleFiles.../etc');
     expect(checkAlertingFiles({ ruleFiles: { 'a.yaml': 3 as unknown as string } })[0].message).toMatch(/string/);
-    const big = 'groups: []\n#' + 'x'.repeat(256 * 1024);
-    expect(checkAlertingFiles({ ruleFiles: { 'big.yaml': big } })[0].message).toMatch(/larger than 256 KiB/);
-    const justFits = 'groups: []\n#' + 'x'.repeat(256 * 1024 - 12);
-    expect(Buffer.byteLength(justFits)).toBe(256 * 1024);
+    const big = 'groups: []\n#' + 'x'.repeat(128 * 1024);
+    expect(checkAlertingFiles({ ruleFiles: { 'big.yaml': big } })[0].message).toMatch(/larger than 128 KiB/);
+    const justFits = 'groups: []\n#' + 'x'.repeat(128 * 1024 - 12);
+    expect(Buffer.byteLength(justFits)).toBe(128 * 1024);
     expect(checkAlertingFiles({ ruleFiles: { 'fits.yaml': justFits } })).toEqual([]);
     expect(checkAlertingFiles({ templateFiles: { 'a.tmpl': '  \n' } })[0]).toMatchObject({ file: 'templateFiles.a.tmpl', message: 'must not be empty' });
     expect(checkAlertingFiles({ alertingConfig: '' })).toEqual([]);

@@ -201,3 +201,29 @@ describe('alerts: webhook and listings', () => {
     expect((await t.as(org.users.MEMBER.token).post(`/api/v1/orgs/${org.slug}/monitoring/nope/alert-webhook-token`)).status).toBe(404);
   });
 });
+
+describe('alerts: label names like Object.prototype members', () => {
+  let t: TestApp;
+  let org: SeededOrg;
+  beforeAll(async () => {
+    t = await startTestApp();
+    org = await seedOrg(t, 'alerts-proto');
+    const env = await seedEnvironment(t, org.id, 'production');
+    await seedCluster(t, org.id, env, 'web');
+  });
+  afterAll(() => t.close());
+
+  it('keeps `constructor`, `toString` and `valueOf` labels as data (no 500, nothing dropped)', async () => {
+    const token = (await t.as(org.users.MEMBER.token).post(`/api/v1/orgs/${org.slug}/monitoring/production-web/alert-webhook-token`)).body.token;
+    const labels = { alertname: 'Proto', constructor: 'c', toString: 't', valueOf: 'v' };
+    const res = await t
+      .http()
+      .post('/api/v1/observability/production-web/alerts/webhook')
+      .set('Authorization', `Bearer ${token}`)
+      .send(payload([alert('proto1', 'firing', { labels })]));
+    expect(res.status).toBe(200);
+    const list = await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/alerts/production-web`);
+    expect(list.status).toBe(200);
+    expect(list.body[0].labels).toEqual(labels);
+  });
+});

@@ -150,18 +150,53 @@ describe('observability tenants and alerting configuration', () => {
     expect(tenant.body).toEqual({ alertingConfig: '', ruleFiles: {}, templateFiles: {} });
   });
 
-  it('bounds: 50 files accepted, 51 refused; 256 KiB per file accepted, one byte more refused', async () => {
+  it('bounds: 50 files accepted, 51 refused; 128 KiB per file and 256 KiB per request accepted, one byte more refused', async () => {
     const rules = VALID.ruleFiles['node.yaml'];
     const files = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`f${i}.yaml`, rules]));
     expect((await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: files(50) })).status).toBe(200);
     const over = await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: files(51) });
     expect(over.status).toBe(400);
     expect(over.body.errors[0].field).toBe('ruleFiles');
-    const fits = 'groups: []\n#' + 'x'.repeat(256 * 1024 - 12);
+    const fits = 'groups: []\n#' + 'x'.repeat(128 * 1024 - 12);
     expect((await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: { 'a.yaml': fits } })).status).toBe(200);
     const big = await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: { 'a.yaml': fits + 'x' } });
     expect(big.status).toBe(400);
-    expect(big.body.errors[0]).toMatchObject({ field: 'ruleFiles.a.yaml', message: expect.stringMatching(/256 KiB/) });
+    expect(big.body.errors[0]).toMatchObject({ field: 'ruleFiles.a.yaml', message: expect.stringMatching(/128 KiB/) });
+    const two = { 'a.yaml': fits, 'b.yaml': fits };
+    expect((await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: two })).status).toBe(200);
+    const three = await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: { ...two, 'c.yaml': 'groups: []' } });
+    expect(three.status).toBe(400);
+    expect(three.body.message).toMatch(/at most 256 KiB per request/);
+  });
+
+  it('refuses YAML alias bombs and keeps /health fast while large configurations are checked', async () => {
+    const bomb = ['groups: []', 'a: &a ["x","x","x","x","x","x","x","x","x"]'];
+    for (let i = 0; i < 12; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`);
+    const refused = await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: { 'bomb.yaml': bomb.join('\n') } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toMatch(/alias/i);
+
+    // A large valid rule file takes a while to check; it is checked off the event loop.
+    let groups = 'groups:\n';
+    for (let i = 0; groups.length < 120 * 1024; i++) groups += `- name: g${i}\n  rules:\n  - alert: A${i}\n    expr: up == 0\n`;
+    const healthStart = Date.now();
+    await t.http().get('/health').expect(200);
+    const idleHealth = Date.now() - healthStart;
+    const checks = [1, 2].map(() => as('VIEWER').post(`${base()}/monitoring/production-api/alerting/validate`).send({ ruleFiles: { 'big.yaml': groups } }));
+    await new Promise((r) => setTimeout(r, 20));
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const s = Date.now();
+      await t.http().get('/health').expect(200);
+      times.push(Date.now() - s);
+    }
+    const results = await Promise.all(checks);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    expect(results[0].body.valid).toBe(true);
+    expect(Math.max(...times)).toBeLessThan(150 + idleHealth * 5);
+    // A third concurrent check of the same caller is refused with 429.
+    const burst = await Promise.all([1, 2, 3].map(() => as('VIEWER').post(`${base()}/monitoring/production-api/alerting/validate`).send({ ruleFiles: { 'big.yaml': groups } })));
+    expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 429]);
   });
 
   it('replaces and reads the tenant configuration', async () => {

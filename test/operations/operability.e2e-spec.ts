@@ -118,4 +118,23 @@ describe('database outage', () => {
     const rows = await t.db.query(`SELECT count(*)::int AS n FROM personal_access_tokens WHERE name = 'during-outage'`);
     expect(rows[0].n).toBe(0);
   });
+
+  it('answers 503 within DATABASE_TIMEOUT_MS when PostgreSQL hangs (connections open, no answers), and recovers', async () => {
+    const user = await t.createUser('hang-watcher');
+    await t.as(user.token).get('/sts/v1/personal-access-tokens').expect(200);
+    proxy.freeze();
+    const started = Date.now();
+    const res = await t.as(user.token).get('/sts/v1/personal-access-tokens');
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(503);
+    expectErrorBody(res.body, 503);
+    expect(elapsed).toBeLessThan(500 + 700); // DATABASE_TIMEOUT_MS is 500 here; slack for a busy machine
+    proxy.restore();
+    let recovered = 0;
+    for (let i = 0; i < 30 && recovered !== 200; i++) {
+      recovered = (await t.as(user.token).get('/sts/v1/personal-access-tokens')).status;
+      if (recovered !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(recovered).toBe(200);
+  });
 });

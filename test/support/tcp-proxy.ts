@@ -5,6 +5,7 @@ export class TcpProxy {
   private server?: net.Server;
   private sockets = new Set<net.Socket>();
   private down = false;
+  private frozen = false;
   port = 0;
 
   constructor(
@@ -31,6 +32,10 @@ export class TcpProxy {
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
       upstream.pipe(client);
+      if (this.frozen) {
+        client.pause();
+        upstream.pause();
+      }
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.port = (this.server!.address() as net.AddressInfo).port;
@@ -43,8 +48,16 @@ export class TcpProxy {
     this.sockets.clear();
   }
 
+  /** Keeps every connection open but forwards nothing, like a PostgreSQL stopped with SIGSTOP. */
+  freeze(): void {
+    this.frozen = true;
+    for (const s of this.sockets) s.pause();
+  }
+
   restore(): void {
     this.down = false;
+    this.frozen = false;
+    for (const s of this.sockets) s.resume();
   }
 
   async stop(): Promise<void> {
