@@ -1,3 +1,5 @@
+import { SecretBox } from '../common/secret-box';
+import { redactAlertingSecrets, restoreAlertingSecrets, SECRET_PLACEHOLDER } from './alerting-secrets';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
@@ -76,7 +78,31 @@ export class AlertingConfigService implements OnModuleInit {
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
     private readonly checker: AlertingChecker,
+    private readonly secrets: SecretBox,
   ) {}
+
+  /** The alert-manager configuration holds receiver credentials: sealed at rest, bound to its row. */
+  private seal(text: string | null, context: string): string | null {
+    return text === null ? null : this.secrets.seal(text, context);
+  }
+
+  private unseal(text: string | null | undefined, context: string): string | null {
+    if (!text) return null;
+    // Rows written before encryption hold plain YAML; they are sealed on their next change.
+    return text.startsWith('v1.') && !text.includes('\n') ? this.secrets.open(text, context) : text;
+  }
+
+  /** Puts back stored secrets where the request sent `<secret>`; 400 where nothing is stored there. */
+  private withStoredSecrets(next: StoredConfig, before: StoredConfig): StoredConfig {
+    if (!next.alertingConfig) return next;
+    const { text, missing } = restoreAlertingSecrets(next.alertingConfig, before.alertingConfig);
+    if (missing.length) {
+      throw new ValidationFailedException(
+        missing.map((path) => ({ field: `alertingConfig.${path}`, message: `alertingConfig.${path} is ${SECRET_PLACEHOLDER} but no value is stored there` })),
+      );
+    }
+    return { ...next, alertingConfig: text };
+  }
 
   onModuleInit(): void {
     this.defaultRules = loadDefaultRules();
@@ -104,8 +130,14 @@ export class AlertingConfigService implements OnModuleInit {
     };
   }
 
-  private toResponse(c: StoredConfig | undefined): AlertingConfigurationResponse {
-    return { alertingConfig: c?.alertingConfig ?? '', ruleFiles: c?.ruleFiles ?? {}, templateFiles: c?.templateFiles ?? {} };
+  /** Roles below MEMBER and READ_ONLY tokens see `<secret>` in place of receiver credentials. */
+  private toResponse(c: StoredConfig | undefined, reveal: boolean): AlertingConfigurationResponse {
+    const text = c?.alertingConfig ?? '';
+    return {
+      alertingConfig: reveal || !text ? text : redactAlertingSecrets(text),
+      ruleFiles: c?.ruleFiles ?? {},
+      templateFiles: c?.templateFiles ?? {},
+    };
   }
 
   private async environment(org: OrganisationEntity, slug: string): Promise<{ id: string; slug: string; name: string }> {
@@ -123,7 +155,7 @@ export class AlertingConfigService implements OnModuleInit {
          FROM environment_alerting_configs WHERE environment_id = $1${lock ? ' FOR UPDATE' : ''}`,
       [environmentId],
     );
-    return row;
+    return row ? { ...row, alertingConfig: this.unseal(row.alertingConfig, `environment-alerting:${environmentId}`) } : row;
   }
 
   private async storeEnvironmentConfig(environmentId: string, c: StoredConfig): Promise<void> {
@@ -134,13 +166,13 @@ export class AlertingConfigService implements OnModuleInit {
        ON CONFLICT (environment_id) DO UPDATE
          SET alerting_config = EXCLUDED.alerting_config, rule_files = EXCLUDED.rule_files,
              template_files = EXCLUDED.template_files, modified_at = EXCLUDED.modified_at`,
-      [environmentId, c.alertingConfig, JSON.stringify(c.ruleFiles), JSON.stringify(c.templateFiles), now],
+      [environmentId, this.seal(c.alertingConfig, `environment-alerting:${environmentId}`), JSON.stringify(c.ruleFiles), JSON.stringify(c.templateFiles), now],
     );
   }
 
-  async getForEnvironment(org: OrganisationEntity, envSlug: string): Promise<AlertingConfigurationResponse> {
+  async getForEnvironment(org: OrganisationEntity, envSlug: string, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const env = await this.environment(org, envSlug);
-    return this.toResponse(await this.environmentConfig(env.id));
+    return this.toResponse(await this.environmentConfig(env.id), reveal);
   }
 
   async replaceForEnvironment(
@@ -149,9 +181,10 @@ export class AlertingConfigService implements OnModuleInit {
     body: AlertingConfigurationRequest,
     caller: string,
   ): Promise<MessageResponse> {
-    const next = await this.assertValid(body, caller);
+    const checked = await this.assertValid(body, caller);
     const env = await this.environment(org, envSlug);
     const before = this.toStored(await this.environmentConfig(env.id, true));
+    const next = this.withStoredSecrets(checked, before);
     await this.storeEnvironmentConfig(env.id, next);
     this.audit.record({
       type: 'ALERTING_CONFIGURATION_UPDATED',
@@ -182,9 +215,9 @@ export class AlertingConfigService implements OnModuleInit {
     return { alertingConfig: c?.alertingConfig ?? null, ruleFiles: c?.ruleFiles ?? {}, templateFiles: c?.templateFiles ?? {} };
   }
 
-  async getForTenant(org: OrganisationEntity, tenantSlug: string): Promise<AlertingConfigurationResponse> {
+  async getForTenant(org: OrganisationEntity, tenantSlug: string, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const tenant = await this.tenants.findRow(org, tenantSlug);
-    return this.toResponse(await this.tenantConfig(tenant.id));
+    return this.toResponse(await this.tenantConfig(tenant.id), reveal);
   }
 
   private async tenantConfig(tenantId: string): Promise<StoredConfig> {
@@ -193,7 +226,7 @@ export class AlertingConfigService implements OnModuleInit {
          FROM observability_tenants WHERE id = $1`,
       [tenantId],
     );
-    return this.toStored(row);
+    return this.toStored(row ? { ...row, alertingConfig: this.unseal(row.alertingConfig, `tenant-alerting:${tenantId}`) } : row);
   }
 
   async replaceForTenant(
@@ -202,12 +235,13 @@ export class AlertingConfigService implements OnModuleInit {
     body: AlertingConfigurationRequest,
     caller: string,
   ): Promise<MessageResponse> {
-    const next = await this.assertValid(body, caller);
+    const checked = await this.assertValid(body, caller);
     const tenant = await this.tenants.findRow(org, tenantSlug, { lock: true });
     const before = await this.tenantConfig(tenant.id);
+    const next = this.withStoredSecrets(checked, before);
     await this.txHost.tx.query(
       `UPDATE observability_tenants SET alerting_config = $2, rule_files = $3::jsonb, template_files = $4::jsonb, modified_at = $5 WHERE id = $1`,
-      [tenant.id, next.alertingConfig, JSON.stringify(next.ruleFiles), JSON.stringify(next.templateFiles), this.clock.now()],
+      [tenant.id, this.seal(next.alertingConfig, `tenant-alerting:${tenant.id}`), JSON.stringify(next.ruleFiles), JSON.stringify(next.templateFiles), this.clock.now()],
     );
     this.audit.record({
       type: 'ALERTING_CONFIGURATION_UPDATED',

@@ -2,6 +2,8 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/com
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { CurrentPrincipal, Principal } from '../auth/principal';
+import { roleAtLeast } from '../organisations/organisation-member.entity';
 import { ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { AlertingConfigService } from './alerting-config.service';
@@ -15,6 +17,11 @@ import {
 import { Alerts, TenantAlert } from './dto/alerts.dto';
 import { AlertWebhookTokenResponse, CountResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
+
+/** Receiver credentials in alerting configurations: MEMBER and above, not through READ_ONLY tokens. */
+function mayReadSecrets(ctx: OrganisationContext, principal: Principal): boolean {
+  return roleAtLeast(ctx.role, 'MEMBER') && principal.token?.type !== 'READ_ONLY';
+}
 
 /** Who a check is counted against: the member (platform administrators outside the organisation by organisation). */
 function callerKey(ctx: OrganisationContext): string {
@@ -73,8 +80,12 @@ export class MonitoringController {
   @RequireOrgRole('VIEWER')
   @ApiOperation({ summary: "Read the tenant's alerting configuration" })
   @ApiOkResponse({ type: AlertingConfigurationResponse })
-  getAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string) {
-    return this.alerting.getForTenant(ctx.organisation, tenantSlug);
+  getAlerting(
+    @OrgContext() ctx: OrganisationContext,
+    @Param('tenantSlug') tenantSlug: string,
+    @CurrentPrincipal() principal: Principal,
+  ) {
+    return this.alerting.getForTenant(ctx.organisation, tenantSlug, mayReadSecrets(ctx, principal));
   }
 
   @Post('monitoring/:tenantSlug/alerting')
@@ -136,8 +147,12 @@ export class MonitoringController {
   @RequireOrgRole('VIEWER')
   @ApiOperation({ summary: "Read the environment's alerting configuration" })
   @ApiOkResponse({ type: AlertingConfigurationResponse })
-  getEnvironmentAlerting(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') environmentSlug: string) {
-    return this.alerting.getForEnvironment(ctx.organisation, environmentSlug);
+  getEnvironmentAlerting(
+    @OrgContext() ctx: OrganisationContext,
+    @Param('environmentSlug') environmentSlug: string,
+    @CurrentPrincipal() principal: Principal,
+  ) {
+    return this.alerting.getForEnvironment(ctx.organisation, environmentSlug, mayReadSecrets(ctx, principal));
   }
 
   @Post('environments/:environmentSlug/metrics/alerting')

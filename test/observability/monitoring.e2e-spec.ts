@@ -169,6 +169,35 @@ describe('observability tenants and alerting configuration', () => {
     expect(three.body.message).toMatch(/at most 256 KiB per request/);
   });
 
+  it('keeps receiver secrets encrypted at rest and shows them as <secret> below MEMBER and to READ_ONLY tokens', async () => {
+    const config =
+      'global:\n  smtp_auth_password: hunter2-smtp\nroute:\n  receiver: slack\nreceivers:\n  - name: slack\n    slack_configs:\n' +
+      '      - api_url: https://hooks.chat.example/T0/B0/very-secret\n        channel: "#ops"\n  - name: pager\n    pagerduty_configs:\n      - routing_key: pd-secret-key\n';
+    const path = `${base()}/environments/production/metrics/alerting`;
+    expect((await as('MEMBER').post(path).send({ alertingConfig: config })).status).toBe(200);
+    const [row] = await t.db.query(`SELECT alerting_config FROM environment_alerting_configs WHERE environment_id = $1`, [envId]);
+    expect(row.alerting_config).not.toMatch(/hunter2|very-secret|pd-secret/);
+
+    expect((await as('MEMBER').get(path)).body.alertingConfig).toBe(config);
+    const viewer = (await as('VIEWER').get(path)).body.alertingConfig as string;
+    expect(viewer).not.toMatch(/hunter2|very-secret|pd-secret/);
+    expect(viewer.match(/<secret>/g)).toHaveLength(3);
+    expect(viewer).toContain('#ops');
+    const ro = await t.as(org.users.MEMBER.token).post('/sts/v1/personal-access-tokens').send({ name: 'ro', type: { name: 'READ_ONLY' } });
+    expect((await t.as(ro.body.token).get(path)).body.alertingConfig).not.toMatch(/hunter2/);
+
+    // Sending the redacted text back (with a change) keeps the stored secrets.
+    expect((await as('MEMBER').post(path).send({ alertingConfig: viewer.replace('#ops', '#alerts') })).status).toBe(200);
+    const after = (await as('MEMBER').get(path)).body.alertingConfig as string;
+    expect(after).toContain('hunter2-smtp');
+    expect(after).toContain('https://hooks.chat.example/T0/B0/very-secret');
+    expect(after).toContain('#alerts');
+    // A placeholder where nothing is stored is 400 naming the place.
+    const orphan = await as('MEMBER').post(path).send({ alertingConfig: after.replace('  - name: pager', '  - name: mail\n    email_configs:\n      - auth_password: <secret>\n  - name: pager') });
+    expect(orphan.status).toBe(400);
+    expect(orphan.body.errors[0].field).toBe('alertingConfig.receivers.1.email_configs.0.auth_password');
+  });
+
   it('refuses YAML alias bombs and keeps /health fast while large configurations are checked', async () => {
     const bomb = ['groups: []', 'a: &a ["x","x","x","x","x","x","x","x","x"]'];
     for (let i = 0; i < 12; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`);
