@@ -8,8 +8,9 @@ import { Logger as PinoLogger } from 'nestjs-pino';
 import * as path from 'path';
 import { Client } from 'pg';
 import { AppModule } from './app.module';
+import { ServiceState } from './health/service-state';
 import { hardenHttp } from './http-hardening';
-import { requestLogger } from './logging';
+import { ApplicationLogger, requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
@@ -111,13 +112,14 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       },
       genReqId: () => randomUUID(),
     });
-    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl), adapter, {
+    const state = new ServiceState(embedded);
+    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state), adapter, {
       bufferLogs: true,
       // The JSON parser is registered below (empty bodies are no body), not by Nest.
       bodyParser: false,
       logger: options.quiet ? false : undefined,
     });
-    if (!options.quiet) app.useLogger(app.get(PinoLogger));
+    if (!options.quiet) app.useLogger(new ApplicationLogger(app.get(PinoLogger)));
     else app.useLogger(false);
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
@@ -145,7 +147,19 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
     return {
       app,
       embedded,
+      /**
+       * Graceful shutdown: readiness answers 503 at once (load balancers stop sending), requests keep being
+       * served for SHUTDOWN_DELAY_MS, then the server stops accepting and in-flight requests finish (bounded by
+       * SHUTDOWN_GRACE_MS); only then do the background loops finish their current step and the database pool
+       * and the embedded database close, so no request in flight loses its database.
+       */
       async close() {
+        state.draining = true;
+        if (config.SHUTDOWN_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_DELAY_MS));
+        await Promise.race([
+          fastify.close(),
+          new Promise((r) => setTimeout(r, config.SHUTDOWN_GRACE_MS).unref()),
+        ]);
         await app.close();
         if (embedded) await embedded.stop();
       },

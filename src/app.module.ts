@@ -1,3 +1,4 @@
+import { ServiceState } from './health/service-state';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module';
@@ -43,9 +44,12 @@ const FEATURE_MODULES = [
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, databaseUrl: string): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, state = new ServiceState()): DynamicModule {
     return {
       module: AppModule,
+      global: true,
+      providers: [{ provide: ServiceState, useValue: state }],
+      exports: [ServiceState],
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config)),

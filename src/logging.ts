@@ -1,4 +1,5 @@
 import { randomUUID } from 'crypto';
+import type { LoggerService } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import pino, { Logger as PinoInstance } from 'pino';
 import type { AppConfig } from './config/app-config';
@@ -45,4 +46,33 @@ export function loggerOptions(config: AppConfig): Params {
 export function requestLogger(config: AppConfig): PinoInstance {
   const http = loggerOptions(config).pinoHttp as { level: string; redact: { paths: string[]; censor: string } };
   return pino({ level: http.level, redact: http.redact, base: { service: 'cluster-management-service' } });
+}
+
+/** Nest's own start-up chatter (module wiring, one line per route): useful when debugging, noise otherwise. */
+const FRAMEWORK_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
+
+/** The application logger: nestjs-pino's, with Nest's framework lines moved down to debug. */
+export class ApplicationLogger implements LoggerService {
+  constructor(private readonly inner: LoggerService) {}
+
+  log(message: unknown, ...optionalParams: unknown[]): void {
+    const context = optionalParams[optionalParams.length - 1];
+    if (typeof context === 'string' && FRAMEWORK_CONTEXTS.has(context)) this.inner.debug?.(message, ...optionalParams);
+    else this.inner.log(message, ...optionalParams);
+  }
+  error(message: unknown, ...optionalParams: unknown[]): void {
+    this.inner.error(message, ...optionalParams);
+  }
+  warn(message: unknown, ...optionalParams: unknown[]): void {
+    this.inner.warn(message, ...optionalParams);
+  }
+  debug(message: unknown, ...optionalParams: unknown[]): void {
+    this.inner.debug?.(message, ...optionalParams);
+  }
+  verbose(message: unknown, ...optionalParams: unknown[]): void {
+    this.inner.verbose?.(message, ...optionalParams);
+  }
+  fatal(message: unknown, ...optionalParams: unknown[]): void {
+    this.inner.fatal?.(message, ...optionalParams);
+  }
 }

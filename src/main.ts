@@ -1,5 +1,8 @@
 import 'reflect-metadata';
+import * as fs from 'fs';
+import * as path from 'path';
 import { createApp } from './app.factory';
+import { BootstrapAdminService } from './auth/bootstrap-admin.service';
 import { ConfigValidationError, loadConfig } from './config/app-config';
 
 async function main(): Promise<void> {
@@ -16,7 +19,22 @@ async function main(): Promise<void> {
   const running = await createApp(config);
   await running.app.listen({ port: config.PORT, host: config.HOST });
   const base = `http://${config.HOST === '0.0.0.0' ? 'localhost' : config.HOST}:${config.PORT}`;
-  process.stdout.write(`Cluster Management Service listening on ${base}\n  Swagger UI: ${base}/swagger-ui\n  OpenAPI:    ${base}/v3/api-docs\n`);
+  // The last lines of the start-up output: where to click and how to log in.
+  const lines = [
+    '',
+    `Cluster Management Service (Node.js ${process.version}) listening on ${base}`,
+    `  OpenAPI:    ${base}/v3/api-docs`,
+    `  Swagger UI: ${base}/swagger-ui`,
+  ];
+  const notice = running.app.get(BootstrapAdminService).startupNotice;
+  if (notice) lines.push('', notice);
+  else if (config.embeddedDatabase) {
+    const tokenFile = path.resolve(config.DATA_DIR, 'admin-token');
+    if (fs.existsSync(tokenFile)) lines.push(`  Admin token: ${tokenFile} (use it as Authorization: Token <token>)`);
+  } else if (config.BOOTSTRAP_ADMIN_TOKEN_FILE) {
+    lines.push(`  Admin token (first start): ${config.BOOTSTRAP_ADMIN_TOKEN_FILE}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -35,6 +35,13 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
         await em.query('SELECT pg_advisory_xact_lock(724002)');
         const [{ count }] = await em.query('SELECT count(*)::int AS count FROM users');
         if (count > 0) return;
+        if (!this.config.embeddedDatabase && !this.config.BOOTSTRAP_ADMIN_TOKEN && !this.config.BOOTSTRAP_ADMIN_TOKEN_FILE) {
+          // A shared database is production: a token printed to stdout would end up in log pipelines.
+          throw new Error(
+            'The first start on an external database (DATABASE_URL) needs BOOTSTRAP_ADMIN_TOKEN (e.g. from a Secret) ' +
+              'or BOOTSTRAP_ADMIN_TOKEN_FILE (a path the generated token is written to); the token is never logged.',
+          );
+        }
         const now = this.clock.now();
         const users = em.getRepository(UserEntity);
         const admin = await users.save(
@@ -67,20 +74,37 @@ export class BootstrapAdminService implements OnApplicationBootstrap {
     );
   }
 
+  /**
+   * Where the first administrator's token goes: printed (and written to DATA_DIR/admin-token) only with the
+   * embedded database, i.e. local use; otherwise written to BOOTSTRAP_ADMIN_TOKEN_FILE, or not shown at all
+   * when the operator supplied it (BOOTSTRAP_ADMIN_TOKEN). Never into the structured log.
+   */
   private announce(token: string): void {
-    const lines = [
-      'A platform administrator was created on this first start.',
-      `  username: ${this.config.BOOTSTRAP_ADMIN_USERNAME}`,
-      `  personal access token (shown once): ${token}`,
-      '  use it as: Authorization: Token <token>',
-    ];
-    if (this.config.embeddedDatabase) {
-      const file = path.resolve(this.config.DATA_DIR, 'admin-token');
-      fs.writeFileSync(file, token + '\n', { mode: 0o600 });
-      lines.push(`  also written to ${file}`);
+    const { BOOTSTRAP_ADMIN_TOKEN_FILE: tokenFile, BOOTSTRAP_ADMIN_USERNAME: username } = this.config;
+    if (tokenFile) {
+      fs.mkdirSync(path.dirname(path.resolve(tokenFile)), { recursive: true });
+      fs.writeFileSync(tokenFile, token + '\n', { mode: 0o600 });
     }
-    // Printed directly so it shows whatever the log level.
-    process.stdout.write(`\n${lines.join('\n')}\n\n`);
+    if (this.config.BOOTSTRAP_ADMIN_TOKEN) {
+      this.logger.log(`Bootstrap administrator '${username}' created with the token from BOOTSTRAP_ADMIN_TOKEN`);
+      return;
+    }
+    if (!this.config.embeddedDatabase) {
+      this.logger.log(`Bootstrap administrator '${username}' created; its token was written to ${tokenFile}`);
+      return;
+    }
+    const file = path.resolve(this.config.DATA_DIR, 'admin-token');
+    fs.writeFileSync(file, token + '\n', { mode: 0o600 });
+    this.startupNotice = [
+      'A platform administrator was created on this first start.',
+      `  username: ${username}`,
+      `  personal access token (shown once): ${token}`,
+      `  also written to ${file}`,
+      '  use it as: Authorization: Token <token> (Swagger UI: Authorize)',
+    ].join('\n');
     this.logger.log('Bootstrap administrator created');
   }
+
+  /** Printed by main.ts at the end of the start-up output (local use only), then forgotten. */
+  startupNotice: string | null = null;
 }

@@ -176,7 +176,16 @@ export function toErrorResponse(
       const m = (response as { message?: unknown }).message;
       message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : exception.message;
     }
-    const errors = exception instanceof ValidationFailedException ? exception.fieldErrors : undefined;
+    let errors = exception instanceof ValidationFailedException ? exception.fieldErrors : undefined;
+    // A failed health check (terminus) names each failing check, e.g. `database` or `shutdown`.
+    const failing = (response as { error?: unknown; status?: unknown }).error;
+    if (status === 503 && failing && typeof failing === 'object' && (response as { status?: unknown }).status === 'error') {
+      errors = Object.entries(failing as Record<string, { message?: string }>).map(([check, info]) => ({
+        field: check,
+        message: `${check} is down${info?.message ? `: ${info.message}` : ''}`,
+      }));
+      message = `Not ready: ${errors.map((e) => e.message).join('; ')}.`;
+    }
     const headers = (exception as { headers?: Record<string, string> }).headers;
     return { status, body: buildErrorBody(status, message, path, errors), headers };
   }

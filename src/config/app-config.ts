@@ -80,6 +80,10 @@ export class AppConfig {
   })
   BOOTSTRAP_ADMIN_TOKEN?: string;
 
+  /** With an external database and no BOOTSTRAP_ADMIN_TOKEN, the generated first token is written here (0600). */
+  @Transform(emptyToUndefined) @IsOptional() @IsString()
+  BOOTSTRAP_ADMIN_TOKEN_FILE?: string;
+
   @IsString()
   BOOTSTRAP_ADMIN_USERNAME = 'admin';
 
@@ -167,6 +171,10 @@ export class AppConfig {
 
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
+
+  /** After SIGTERM, requests are still served this long while readiness answers 503 (endpoint removal). */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  SHUTDOWN_DELAY_MS = 0;
 
   get requiredAgreements(): string[] {
     return this.REQUIRED_AGREEMENTS.split(',');

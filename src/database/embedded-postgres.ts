@@ -6,9 +6,71 @@ import { freePort } from '../common/free-port';
 export interface EmbeddedDatabase {
   url: string;
   port: number;
+  /** False while the supervised PostgreSQL is down (liveness reports it; it is being restarted). */
+  readonly running: boolean;
   stop(): Promise<void>;
 }
 
+export interface EmbeddedOptions {
+  /** fsync=off only for throwaway data directories (the test run's); on by default. */
+  fsync?: boolean;
+  /** How often the supervisor checks that the postmaster is alive. */
+  superviseEveryMs?: number;
+}
+
+function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPid(file: string): number | null {
+  try {
+    const pid = Number(fs.readFileSync(file, 'utf8').split('\n')[0].trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+/**
+ * A postmaster left running under the data directory: refused when the service instance that started it
+ * (recorded in `pg-owner`) is still alive; stopped when its owner is gone (e.g. the service was killed with
+ * `kill -9`), so the next start does not fail with "already running".
+ */
+async function clearLeftoverPostmaster(pgDir: string, ownerFile: string, log: (msg: string) => void): Promise<void> {
+  const pidFile = path.join(pgDir, 'postmaster.pid');
+  const pid = readPid(pidFile);
+  if (pid === null) return;
+  if (!processAlive(pid)) {
+    fs.rmSync(pidFile, { force: true });
+    return;
+  }
+  const owner = readPid(ownerFile);
+  if (owner !== null && owner !== process.pid && processAlive(owner)) {
+    throw new Error(`The embedded PostgreSQL under ${pgDir} is already running (pid ${pid}) for process ${owner}; is another instance using DATA_DIR?`);
+  }
+  log(`Stopping an orphaned embedded PostgreSQL (pid ${pid}) left by a process that is gone`);
+  process.kill(pid, 'SIGINT'); // fast shutdown: ends sessions, writes a checkpoint
+  if (!(await waitFor(() => !processAlive(pid), 15_000))) {
+    process.kill(pid, 'SIGKILL');
+    await waitFor(() => !processAlive(pid), 5_000);
+  }
+  fs.rmSync(pidFile, { force: true });
+}
 
 function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => {
   initialise(): Promise<void>;
@@ -28,11 +90,13 @@ function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => {
 export async function startEmbeddedPostgres(
   dataDir: string,
   log: (msg: string) => void = () => undefined,
+  options: EmbeddedOptions = {},
 ): Promise<EmbeddedDatabase> {
   const root = path.resolve(dataDir);
   fs.mkdirSync(root, { recursive: true });
   const pgDir = path.join(root, 'pg');
   const passwordFile = path.join(root, 'pg-password');
+  const ownerFile = path.join(root, 'pg-owner');
   if (!fs.existsSync(passwordFile)) {
     fs.writeFileSync(passwordFile, randomBytes(18).toString('base64url'), { mode: 0o600 });
   }
@@ -50,7 +114,11 @@ export async function startEmbeddedPostgres(
     // PostgreSQL refuses to run as root; the package then runs it as a dedicated system user.
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200', '-c', 'fsync=off'],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'max_connections=200',
+      '-c', `fsync=${options.fsync === false ? 'off' : 'on'}`,
+    ],
     onLog: (m: unknown) => log(String(m).trim()),
     onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
   });
@@ -61,29 +129,55 @@ export async function startEmbeddedPostgres(
     }
     await pg.initialise();
   }
-  // A previous run killed without a clean stop leaves its pid file behind.
-  const pidFile = path.join(pgDir, 'postmaster.pid');
-  if (fs.existsSync(pidFile)) {
-    const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
-    let alive = false;
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
-    if (alive) throw new Error(`The embedded PostgreSQL under ${pgDir} is already running (pid ${pid}); is another instance using DATA_DIR?`);
-    fs.rmSync(pidFile);
-  }
+  await clearLeftoverPostmaster(pgDir, ownerFile, log);
+  fs.writeFileSync(ownerFile, String(process.pid));
   await pg.start();
+
+  // Supervision: a postmaster that dies (OOM killer, kill -9) is restarted with backoff; meanwhile
+  // `running` is false, so liveness fails and an orchestrator may restart the whole service instead.
   let stopped = false;
+  let running = true;
+  let restarting = false;
+  let backoffMs = 1000;
+  const pidFile = path.join(pgDir, 'postmaster.pid');
+  let postmaster = readPid(pidFile);
+  const supervise = async () => {
+    if (stopped || restarting) return;
+    if (postmaster !== null && processAlive(postmaster)) return;
+    running = false;
+    restarting = true;
+    log(`The embedded PostgreSQL (pid ${postmaster}) has stopped; restarting in ${backoffMs} ms`);
+    await new Promise((r) => setTimeout(r, backoffMs));
+    try {
+      if (stopped) return;
+      fs.rmSync(pidFile, { force: true });
+      await pg.start();
+      postmaster = readPid(pidFile);
+      running = true;
+      backoffMs = 1000;
+      log(`The embedded PostgreSQL is running again (pid ${postmaster})`);
+    } catch (e) {
+      backoffMs = Math.min(backoffMs * 2, 30_000);
+      log(`Restarting the embedded PostgreSQL failed: ${(e as Error).message}`);
+    } finally {
+      restarting = false;
+    }
+  };
+  const timer = setInterval(() => void supervise(), options.superviseEveryMs ?? 2000);
+  timer.unref();
+
   return {
     port,
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    get running() {
+      return running && !stopped;
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
+      clearInterval(timer);
       await pg.stop();
+      fs.rmSync(ownerFile, { force: true });
     },
   };
 }

@@ -1,6 +1,7 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { ServiceState } from './service-state';
 import { Public } from '../auth/principal';
 
 @ApiTags('Health')
@@ -10,20 +11,38 @@ export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly db: TypeOrmHealthIndicator,
+    private readonly state: ServiceState,
+    private readonly indicators: HealthIndicatorService,
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'Liveness: the process is up' })
+  @ApiOperation({
+    summary: 'Liveness: the process is up',
+    description: 'Needs no database. With the embedded database, 503 while its PostgreSQL process is down (it is restarted).',
+  })
   @ApiOkResponse({ schema: { example: { status: 'ok' } } })
+  @ApiServiceUnavailableResponse({ description: 'The embedded PostgreSQL process is down' })
   live() {
+    if (this.state.embedded && !this.state.embedded.running) {
+      throw new ServiceUnavailableException('The embedded PostgreSQL process is down; it is being restarted.');
+    }
     return { status: 'ok' };
   }
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: the database answers' })
-  @ApiServiceUnavailableResponse({ description: 'The database is unreachable' })
+  @ApiOperation({
+    summary: 'Readiness: the database answers and the instance is not shutting down',
+    description: 'The 503 body names the failing check (`database`, or `shutdown` while draining).',
+  })
+  @ApiServiceUnavailableResponse({ description: 'The database is unreachable, or the instance is draining' })
   ready() {
-    return this.health.check([() => this.db.pingCheck('database', { timeout: 1500 })]);
+    return this.health.check([
+      () => {
+        const shutdown = this.indicators.check('shutdown');
+        return this.state.draining ? shutdown.down({ message: 'this instance is shutting down' }) : shutdown.up();
+      },
+      () => this.db.pingCheck('database', { timeout: 1500 }),
+    ]);
   }
 }

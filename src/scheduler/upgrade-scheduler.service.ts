@@ -87,13 +87,22 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     this.registry.addInterval(INTERVAL_NAME, timer);
   }
 
-  onModuleDestroy(): void {
+  /** Shutdown: no new pass starts; a pass under way finishes (its transitions commit) before the pool closes. */
+  async onModuleDestroy(): Promise<void> {
     if (this.registry.doesExist('interval', INTERVAL_NAME)) this.registry.deleteInterval(INTERVAL_NAME);
+    if (this.inFlight) await this.inFlight;
   }
 
-  private async tick(): Promise<void> {
-    if (this.running) return;
+  private inFlight: Promise<void> | null = null;
+
+  private tick(): Promise<void> {
+    if (this.running) return this.inFlight ?? Promise.resolve();
     this.running = true;
+    this.inFlight = this.timedPass().finally(() => (this.inFlight = null));
+    return this.inFlight;
+  }
+
+  private async timedPass(): Promise<void> {
     try {
       await this.runOnce();
     } catch (err) {

@@ -105,6 +105,7 @@ describe('database outage', () => {
     expect(write.status).toBe(503);
     const ready = await t.http().get('/health/ready');
     expect(ready.status).toBe(503);
+    expect(ready.body.errors).toEqual([expect.objectContaining({ field: 'database' })]);
     await t.http().get('/health').expect(200);
 
     proxy.restore();

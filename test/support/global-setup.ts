@@ -16,7 +16,8 @@ export default async function globalSetup(): Promise<void> {
   const state: Record<string, string> = {};
   if (!serverUrl) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-test-pg-'));
-    const embedded = await startEmbeddedPostgres(dir);
+    // A throwaway data directory: fsync off for speed (the service's default is on).
+    const embedded = await startEmbeddedPostgres(dir, undefined, { fsync: false });
     (globalThis as Record<string, unknown>).__CMS_EMBEDDED__ = embedded;
     serverUrl = embedded.url;
     state.dir = dir;
