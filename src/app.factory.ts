@@ -86,7 +86,10 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
   return SwaggerModule.createDocument(app, builder.build());
 }
 
-export async function createApp(config: AppConfig, options: { quiet?: boolean } = {}): Promise<RunningApp> {
+export async function createApp(
+  config: AppConfig,
+  options: { quiet?: boolean; /** Where logs go instead of stdout (tests read them). */ logDestination?: NodeJS.WritableStream } = {},
+): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
   resolveEncryptionKey(config);
@@ -103,7 +106,9 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       return503OnClosing: true,
       requestIdHeader: 'x-request-id',
       requestIdLogLabel: 'reqId',
-      loggerInstance: options.quiet ? undefined : requestLogger(config),
+      loggerInstance: options.quiet ? undefined : requestLogger(config, options.logDestination),
+      // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two.
+      disableRequestLogging: true,
       maxParamLength: 1000,
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
@@ -113,7 +118,7 @@ export async function createApp(config: AppConfig, options: { quiet?: boolean } 
       genReqId: () => randomUUID(),
     });
     const state = new ServiceState(embedded);
-    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state), adapter, {
+    const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
       bufferLogs: true,
       // The JSON parser is registered below (empty bodies are no body), not by Nest.
       bodyParser: false,

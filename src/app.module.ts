@@ -44,7 +44,7 @@ const FEATURE_MODULES = [
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig, databaseUrl: string, state = new ServiceState()): DynamicModule {
+  static forRoot(config: AppConfig, databaseUrl: string, state = new ServiceState(), logDestination?: NodeJS.WritableStream): DynamicModule {
     return {
       module: AppModule,
       global: true,
@@ -52,7 +52,7 @@ export class AppModule {
       exports: [ServiceState],
       imports: [
         ConfigModule.forRoot(config),
-        LoggerModule.forRoot(loggerOptions(config)),
+        LoggerModule.forRoot(loggerOptions(config, logDestination)),
         CommonModule,
         DatabaseModule.forRoot(databaseUrl),
         MetricsModule,

@@ -44,6 +44,24 @@ export function bodyShapeViolation(value: unknown, limits = BODY_SHAPE_LIMITS): 
 
 const UNMETERED = new Set(['/health', '/health/ready', '/metrics']);
 
+/**
+ * One error line when requests start failing because the database is unreachable, one info line when a
+ * request succeeds again: an outage is visible without a line per failed request.
+ */
+const databaseOutage = {
+  down: false,
+  observe(request: FastifyRequest, status: number, log: FastifyRequest['log']): void {
+    const unavailable = (request.raw as { databaseUnavailable?: boolean }).databaseUnavailable === true;
+    if (unavailable && !this.down) {
+      this.down = true;
+      log.error({ event: 'database_unavailable' }, 'The database is unreachable; requests answer 503 until it returns');
+    } else if (!unavailable && this.down && status < 500 && request.routeOptions?.url !== '/health') {
+      this.down = false;
+      log.info({ event: 'database_available' }, 'The database is reachable again');
+    }
+  },
+};
+
 /** Security headers, rate limiting (per credential, else per client address) and latency metrics. */
 export async function hardenHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   const metrics = app.get(MetricsService);
@@ -99,10 +117,24 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
 
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';
-    metrics.httpDuration.observe(
-      { method: request.method, route, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    const status = reply.statusCode;
+    metrics.httpDuration.observe({ method: request.method, route, status: String(status) }, reply.elapsedTime / 1000);
+    // One line per request: 5xx error, 4xx warn (401/404 storms show), the rest info. No headers, no bodies.
+    const params = (request.params ?? {}) as Record<string, string | undefined>;
+    const principal = (request as { user?: { user?: { identity?: string }; token?: { id?: number } } }).user;
+    const line = {
+      method: request.method,
+      route,
+      status,
+      durationMs: Math.round(reply.elapsedTime * 10) / 10,
+      principal: principal?.user?.identity,
+      tokenId: principal?.token?.id,
+      organisation: params.organisationSlug ?? params.organizationSlug,
+    };
+    if (status >= 500) request.log.error(line, 'request failed');
+    else if (status >= 400) request.log.warn(line, 'request refused');
+    else request.log.info(line, 'request completed');
+    databaseOutage.observe(request, status, request.log);
     done();
   });
 }

@@ -5,9 +5,10 @@ import pino, { Logger as PinoInstance } from 'pino';
 import type { AppConfig } from './config/app-config';
 
 /** Structured JSON logs with a request id on every line; credentials never logged. */
-export function loggerOptions(config: AppConfig): Params {
+export function loggerOptions(config: AppConfig, destination?: NodeJS.WritableStream): Params {
   return {
     pinoHttp: {
+      ...(destination ? { stream: destination } : {}),
       level: config.LOG_LEVEL,
       // The id is assigned by Fastify (see http-hardening.ts) and shared with pino-http here.
       genReqId: (req) => (req as { id?: string }).id ?? randomUUID(),
@@ -43,9 +44,10 @@ export function loggerOptions(config: AppConfig): Params {
  * The pino instance Fastify logs requests with: "incoming request" / "request completed" lines carrying
  * `reqId` (the X-Request-Id), with the same level and redaction as the rest of the logs.
  */
-export function requestLogger(config: AppConfig): PinoInstance {
+export function requestLogger(config: AppConfig, destination?: NodeJS.WritableStream): PinoInstance {
   const http = loggerOptions(config).pinoHttp as { level: string; redact: { paths: string[]; censor: string } };
-  return pino({ level: http.level, redact: http.redact, base: { service: 'cluster-management-service' } });
+  const options = { level: http.level, redact: http.redact, base: { service: 'cluster-management-service' } };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** Nest's own start-up chatter (module wiring, one line per route): useful when debugging, noise otherwise. */

@@ -166,6 +166,7 @@ export function toErrorResponse(
   exception: unknown,
   path: string,
   logger?: Logger,
+  requestId?: string,
 ): { status: number; body: ErrorBodyDto; headers?: Record<string, string> } {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
@@ -190,14 +191,14 @@ export function toErrorResponse(
     return { status, body: buildErrorBody(status, message, path, errors), headers };
   }
   const mapped = mapDatabaseError(exception);
-  if (mapped) return toErrorResponse(mapped, path, logger);
+  if (mapped) return toErrorResponse(mapped, path, logger, requestId);
 
   // Fastify's own errors (bad JSON, wrong content type, body too large) carry statusCode.
   const fe = exception as { statusCode?: number; code?: string; message?: string };
   if (fe && typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     return { status: fe.statusCode, body: buildErrorBody(fe.statusCode, fastifyMessage(fe), path) };
   }
-  logger?.error({ err: exception }, 'Unhandled error');
+  logger?.error({ err: exception, reqId: requestId, path }, 'Unhandled error');
   return {
     status: 500,
     body: buildErrorBody(500, 'An unexpected error occurred; it has been logged.', path),
@@ -227,7 +228,9 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const reply = ctx.getResponse();
     const request = ctx.getRequest();
     const path = String(request?.url ?? '').split('?')[0];
-    const { status, body, headers } = toErrorResponse(exception, path, this.logger);
+    const { status, body, headers } = toErrorResponse(exception, path, this.logger, request?.id);
+    // Seen by the request log: an outage is logged once when it starts and once when it ends.
+    if (status === 503 && mapDatabaseError(exception) instanceof ServiceUnavailableError && request?.raw) request.raw.databaseUnavailable = true;
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }

@@ -147,7 +147,12 @@ export class TestApp {
 }
 
 /** Boots the real app on its own database. `env` overrides configuration variables. */
-export async function startTestApp(env: Record<string, string> = {}, databaseUrl?: string): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  databaseUrl?: string,
+  /** Logs go here (JSON lines) instead of being silenced. */
+  logDestination?: NodeJS.WritableStream,
+): Promise<TestApp> {
   const url = databaseUrl ?? (await createTestDatabase());
   const config = loadConfig({
     DATABASE_URL: url,
@@ -162,7 +167,7 @@ export async function startTestApp(env: Record<string, string> = {}, databaseUrl
     DATABASE_POOL_SIZE: '5',
     ...env,
   });
-  const running = await createApp(config, { quiet: true });
+  const running = await createApp(config, logDestination ? { logDestination } : { quiet: true });
   return new TestApp(running, url);
 }
 

@@ -1,0 +1,85 @@
+import { PassThrough } from 'stream';
+import { createOrgWithRoles, OrgFixture } from '../environments/fixtures';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestDatabase, startTestApp, TestApp } from '../support/test-app';
+
+/** Reads the service's own log output (pino's destination) as an operator would. */
+class LogCapture extends PassThrough {
+  text = '';
+  constructor() {
+    super();
+    this.on('data', (d: Buffer) => (this.text += d.toString()));
+  }
+  lines(): Record<string, unknown>[] {
+    return this.text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
+
+describe('logs an operator can use', () => {
+  let t: TestApp;
+  let org: OrgFixture;
+  let proxy: TcpProxy;
+  const logs = new LogCapture();
+  const SECRET = 'cms_test_credential_value_never_logged_1234';
+
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    const u = new URL(url);
+    proxy = new TcpProxy(u.hostname, Number(u.port));
+    await proxy.start();
+    t = await startTestApp({ LOG_LEVEL: 'info', DATABASE_TIMEOUT_MS: '500' }, proxy.wrap(url), logs);
+    org = await createOrgWithRoles(t, 'logged');
+  });
+  afterAll(async () => {
+    proxy.restore();
+    await t.close();
+    await proxy.stop();
+  });
+
+  it('writes one line per request with route template, status, duration, request id, principal and organisation', async () => {
+    logs.text = '';
+    await t.as(org.users.MEMBER.token).get(`/api/v1/orgs/${org.slug}/environments`).set('X-Request-Id', 'trace-one').expect(200);
+    await t.as(org.users.MEMBER.token).get(`/api/v1/orgs/${org.slug}/environments/missing`).set('X-Request-Id', 'trace-two').expect(404);
+    await t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Token ${SECRET}`).set('X-Request-Id', 'trace-three').expect(401);
+    await new Promise((r) => setTimeout(r, 50));
+    const lines = logs.lines().filter((l) => typeof l.route === 'string');
+    const one = lines.filter((l) => l.reqId === 'trace-one');
+    expect(one).toHaveLength(1);
+    expect(one[0]).toMatchObject({
+      level: 30,
+      method: 'GET',
+      route: '/api/v1/orgs/:organisationSlug/environments',
+      status: 200,
+      principal: org.users.MEMBER.identity,
+      organisation: org.slug,
+      durationMs: expect.any(Number),
+    });
+    expect(lines.find((l) => l.reqId === 'trace-two')).toMatchObject({ level: 40, status: 404 });
+    expect(lines.find((l) => l.reqId === 'trace-three')).toMatchObject({ level: 40, status: 401 });
+    expect(logs.text).not.toContain(SECRET);
+    expect(logs.text).not.toContain(org.users.MEMBER.token);
+  });
+
+  it('logs a database outage once when it starts and once when it ends', async () => {
+    logs.text = '';
+    await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/environments`).expect(200);
+    proxy.cut();
+    for (let i = 0; i < 3; i++) expect((await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/environments`)).status).toBe(503);
+    proxy.restore();
+    let status = 0;
+    for (let i = 0; i < 30 && status !== 200; i++) {
+      status = (await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/environments`)).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+    const events = logs.lines().filter((l) => typeof l.event === 'string');
+    expect(events.map((e) => [e.event, e.level])).toEqual([
+      ['database_unavailable', 50],
+      ['database_available', 30],
+    ]);
+    expect(logs.lines().filter((l) => l.status === 503).every((l) => l.level === 50)).toBe(true);
+  });
+});
