@@ -1,6 +1,20 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { CLUSTER_STATUSES } from '../clusters/cluster.entity';
+import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
+
+/** The version in the project's package.json (found from src/ and from dist/src/ alike). */
+function serviceVersion(): string {
+  for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string }).version ?? 'unknown';
+  }
+  return 'unknown';
+}
+const SERVICE_VERSION = serviceVersion();
 
 interface PgPool {
   totalCount: number;
@@ -11,6 +25,15 @@ interface PgPool {
 /** Prometheus metrics of this process (one registry per app instance, so tests can run several). */
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
+  /** A scrape during a database outage still answers (fleet gauges keep their last values). */
+  private async safeQuery<T>(sql: string): Promise<T[]> {
+    try {
+      return (await this.dataSource.query(sql)) as T[];
+    } catch {
+      return [];
+    }
+  }
+
   readonly registry = new Registry();
 
   readonly httpDuration = new Histogram({
@@ -56,12 +79,51 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
-  constructor(dataSource: DataSource) {
+  constructor(private readonly dataSource: DataSource) {
     // Every labelled counter is exported at 0 from the start, so rates and alerts work before the first event.
     for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
       this.authenticationFailures.inc({ reason }, 0);
     }
     for (const kind of ['principal', 'address', 'authentication_failures']) this.rateLimitRejections.inc({ kind }, 0);
+    for (const outcome of ['completed', 'pending', 'failed', 'recovered']) this.reconcilerSteps.inc({ outcome }, 0);
+    for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);
+    for (const job of ['reconciler', 'scheduler', 'dashboard-health']) this.backgroundErrors.inc({ job }, 0);
+
+    new Gauge({
+      name: 'cms_build_info',
+      help: 'Version of the running service (always 1)',
+      labelNames: ['version', 'node'] as const,
+      registers: [this.registry],
+    }).set({ version: SERVICE_VERSION, node: process.version }, 1);
+
+    // Fleet state, read from the database when Prometheus scrapes (two grouped counts over indexed columns).
+    const clusters = new Gauge({
+      name: 'cms_clusters',
+      help: 'Non-deleted clusters by status and cloud provider',
+      labelNames: ['status', 'provider'] as const,
+      registers: [this.registry],
+      collect: async () => {
+        const rows: { status: string; provider: string; n: number }[] = await this.safeQuery(
+          `SELECT status, cloud_provider AS provider, count(*)::int AS n FROM clusters WHERE deleted_at IS NULL GROUP BY 1, 2`,
+        );
+        clusters.reset();
+        for (const s of CLUSTER_STATUSES) clusters.set({ status: s, provider: 'any' }, 0);
+        for (const r of rows) clusters.set({ status: r.status, provider: r.provider }, r.n);
+      },
+    });
+    const upgrades = new Gauge({
+      name: 'cms_scheduled_upgrades',
+      help: 'Scheduled cluster upgrades by status',
+      labelNames: ['status'] as const,
+      registers: [this.registry],
+      collect: async () => {
+        const rows: { status: string; n: number }[] = await this.safeQuery(
+          `SELECT status, count(*)::int AS n FROM scheduled_cluster_upgrades GROUP BY 1`,
+        );
+        for (const s of SCHEDULED_UPGRADE_STATUSES) upgrades.set({ status: s }, 0);
+        for (const r of rows) upgrades.set({ status: r.status }, r.n);
+      },
+    });
     collectDefaultMetrics({ register: this.registry, prefix: 'cms_' });
     const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
     new Gauge({

@@ -230,6 +230,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       { type: step.auditType, ...subject.refs, details: { ...details, step: { old: null, new: step.step } }, subject: subject.text, message },
       SYSTEM_ACTOR,
     );
+    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, before.status, change.status, step.step);
   }
 
   private async fail(c: ClusterEntity, step: Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>, error: string, now: Date): Promise<void> {
@@ -257,6 +258,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       },
       SYSTEM_ACTOR,
     );
+    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, c.status, 'unknown', step.step, error);
   }
 
   private async recover(c: ClusterEntity, now: Date): Promise<boolean> {
@@ -302,6 +304,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       },
       SYSTEM_ACTOR,
     );
+    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, 'unknown', resumed, 'RECOVERED');
     return true;
   }
 
@@ -318,6 +321,15 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         );
       }),
     );
+  }
+
+  /** One info line per cluster status change (warn when the cluster is lost), with the ids an operator searches by. */
+  private logStatusChange(c: ClusterEntity, organisation: string, environment: string, from: string, to: string, step: string, error?: string): void {
+    if (from === to && !error) return;
+    const fields = { cluster: c.identity, organisation, environment, clusterSlug: c.slug, from, to, step, ...(error ? { error } : {}) };
+    const text = `Cluster ${organisation}/${environment}/${c.slug}: ${from} -> ${to}`;
+    if (error) this.logger.warn(fields, text);
+    else this.logger.log(fields, text);
   }
 
   private async subject(c: ClusterEntity) {

@@ -417,6 +417,18 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         },
         SYSTEM_ACTOR,
       );
+      this.logger.log(
+        {
+          upgrade: row.identity,
+          cluster: row.cluster_identity,
+          organisation: row.organisation_slug,
+          environment: row.environment_slug,
+          from: row.status,
+          to,
+          toVersion: row.to_cluster_version,
+        },
+        `Scheduled upgrade ${row.identity} of ${row.environment_slug}/${row.cluster_slug}: ${row.status} -> ${to}`,
+      );
       row.status = to;
       count(to);
     });

@@ -1,4 +1,5 @@
 import { PassThrough } from 'stream';
+import { clusterBody, clustersPath, createOrgFixture, settle } from '../clusters/cluster-fixtures';
 import { createOrgWithRoles, OrgFixture } from '../environments/fixtures';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestDatabase, startTestApp, TestApp } from '../support/test-app';
@@ -81,5 +82,16 @@ describe('logs an operator can use', () => {
       ['database_available', 30],
     ]);
     expect(logs.lines().filter((l) => l.status === 503).every((l) => l.level === 50)).toBe(true);
+  });
+
+  it('logs every cluster status change with its ids', async () => {
+    const f = await createOrgFixture(t);
+    const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'logged' }));
+    expect(created.status).toBe(200);
+    logs.text = '';
+    await settle(t);
+    const changes = logs.lines().filter((l) => l.cluster === created.body.identity);
+    expect(changes.map((l) => `${l.from}->${l.to}`)).toEqual(['new->provisioning', 'provisioning->provisioned', 'provisioned->starting', 'starting->started']);
+    expect(changes[0]).toMatchObject({ level: 30, organisation: f.orgSlug, environment: f.envSlug, clusterSlug: 'logged' });
   });
 });

@@ -19,6 +19,12 @@ describe('operability', () => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('cms_authentication_failures_total{reason="unknown"}');
     expect(res.text).toMatch(/cms_rate_limit_rejections_total\{kind="principal"\} 0/);
+    // Fleet gauges, build info, and every counter present from the start.
+    expect(res.text).toMatch(/cms_build_info\{version="\d+\.\d+\.\d+",node="v24\.[\d.]+"\} 1/);
+    expect(res.text).toMatch(/cms_clusters\{status="started",provider="any"\} 0/);
+    expect(res.text).toMatch(/cms_scheduled_upgrades\{status="SCHEDULED"\} 0/);
+    expect(res.text).toMatch(/cms_reconciler_steps_total\{outcome="failed"\} 0/);
+    expect(res.text).toMatch(/cms_scheduler_transitions_total\{status="FAILED"\} 0/);
     expect(res.text).toMatch(/cms_http_request_duration_seconds_bucket\{.*route="\/sts\/v1\/personal-access-tokens".*\}/);
     expect(res.text).toMatch(/cms_db_pool_connections\{state="total"\}/);
     expect(res.text).toContain('cms_reconciler_steps_total');
