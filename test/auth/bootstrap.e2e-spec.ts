@@ -110,6 +110,18 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     expect(await run2.exited).toBe(0);
   }, 120000);
 
+  it('refuses the embedded database in production unless explicitly allowed', async () => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, NODE_ENV: 'production', DATABASE_URL: '', DATA_DIR: dataDir },
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/DATABASE_URL is required when NODE_ENV=production[\s\S]*ALLOW_EMBEDDED_DATABASE/);
+  }, 60000);
+
   it('a wrong setting stops start-up with a message naming the variable', async () => {
     const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
       cwd: path.resolve(__dirname, '../..'),

@@ -1,0 +1,89 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseAllDocuments } from 'yaml';
+
+/**
+ * The shipped Kubernetes manifests are valid against the Kubernetes and operator JSON schemas (the
+ * `kubernetes-models` packages carry them; no cluster is needed), follow Pod Security "restricted", and use the
+ * narrow TRUST_PROXY form.
+ */
+const DEPLOY = path.resolve(__dirname, '../../deploy');
+
+type Validatable = { validate(): void };
+type ModelClass = new (data: object) => Validatable;
+
+async function modelFor(apiVersion: string, kind: string): Promise<ModelClass> {
+  const modules: Record<string, string> = {
+    v1: 'kubernetes-models/v1',
+    'apps/v1': 'kubernetes-models/apps/v1',
+    'policy/v1': 'kubernetes-models/policy/v1',
+    'autoscaling/v2': 'kubernetes-models/autoscaling/v2',
+    'batch/v1': 'kubernetes-models/batch/v1',
+    'monitoring.coreos.com/v1': '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1',
+    'postgresql.cnpg.io/v1': '@kubernetes-models/cloudnative-pg/postgresql.cnpg.io/v1',
+  };
+  const name = modules[apiVersion];
+  if (!name) throw new Error(`no schema known for ${apiVersion}`);
+  // The packages export ES modules under the `import` condition only; their files are loaded by path.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const mod = require(path.resolve(__dirname, '../../node_modules', name, `${kind}.js`)) as Record<string, ModelClass>;
+  const model = mod[kind] ?? (mod as unknown as { default: ModelClass }).default;
+  if (!model) throw new Error(`no model for ${apiVersion} ${kind}`);
+  return model;
+}
+
+function documents(file: string): Record<string, unknown>[] {
+  return parseAllDocuments(fs.readFileSync(path.join(DEPLOY, file), 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
+}
+
+describe('deployment manifests (deploy/)', () => {
+  const kustomization = documents('kustomization.yaml')[0] as { resources: string[] };
+  const files = [...kustomization.resources, 'secret.example.yaml', 'postgres-cnpg.example.yaml'];
+
+  it.each(files)('%s is valid against its JSON schema', async (file) => {
+    for (const doc of documents(file)) {
+      const Model = await modelFor(String(doc.apiVersion), String(doc.kind));
+      expect(() => new Model(doc).validate()).not.toThrow();
+    }
+  });
+
+  it('refuses an invalid manifest (the check can fail)', async () => {
+    const [deployment] = documents('deployment.yaml');
+    const Model = await modelFor('apps/v1', 'Deployment');
+    const broken = JSON.parse(JSON.stringify(deployment));
+    broken.spec.replicas = 'three';
+    expect(() => new Model(broken).validate()).toThrow();
+  });
+
+  it('has no migration Job, runs Pod Security restricted, and trusts one proxy hop', () => {
+    expect(kustomization.resources.some((r) => documents(r).some((d) => d.kind === 'Job'))).toBe(false);
+    const [deployment] = documents('deployment.yaml') as {
+      spec: { template: { spec: { securityContext: Record<string, unknown>; containers: { env: { name: string; value: string }[]; securityContext: Record<string, unknown> }[] } } };
+    }[];
+    const pod = deployment.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    for (const c of pod.containers) {
+      expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+      expect(c.env.find((e) => e.name === 'TRUST_PROXY')?.value).toBe('1');
+    }
+  });
+});
+
+describe('Dockerfile', () => {
+  const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../Dockerfile'), 'utf8');
+  const stages = dockerfile.split(/^FROM /m).slice(1);
+  const runtime = stages[stages.length - 1];
+
+  it('builds on Node.js 24 in every stage', () => {
+    expect(stages.length).toBeGreaterThanOrEqual(2);
+    for (const stage of stages) expect(stage).toMatch(/^node:24[-.\w]*\s/);
+  });
+
+  it('runs as a non-root user, without dev dependencies, with a liveness HEALTHCHECK', () => {
+    expect(runtime).toMatch(/^USER node$/m);
+    expect(runtime).toMatch(/npm ci --omit=dev/);
+    expect(runtime).not.toMatch(/npm (ci|install)(?![^\n]*--omit=dev)/);
+    expect(runtime).toMatch(/HEALTHCHECK[\s\S]*\/health'/);
+    expect(runtime).toMatch(/NODE_ENV=production/);
+  });
+});
