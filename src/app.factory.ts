@@ -148,6 +148,8 @@ export async function createApp(
       jsonParser(request, body as string, done);
     });
     const document = buildOpenApiDocument(app);
+    // A newcomer opening the service's address lands on the Swagger UI.
+    fastify.get('/', (_request, reply) => reply.redirect('/swagger-ui', 302));
     SwaggerModule.setup('swagger-ui', app, document, {
       jsonDocumentUrl: 'v3/api-docs',
       yamlDocumentUrl: 'v3/api-docs.yaml',

@@ -24,7 +24,7 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
 
-/** Feature modules, one per bounded context (DESIGN.md section 1). */
+/** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
   ClustersModule,
   ObservabilityModule,

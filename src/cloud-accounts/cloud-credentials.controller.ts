@@ -21,7 +21,7 @@ import {
 
 /**
  * Credentials of a cloud account. One create route per platform type, each with its own body
- * (DESIGN.md): the body is validated against the path platform, and the path platform must be the
+ * (docs/decisions.md): the body is validated against the path platform, and the path platform must be the
  * account's platform.
  */
 @ApiTags('Cloud accounts')

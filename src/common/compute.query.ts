@@ -34,7 +34,7 @@ export async function computeByCluster(sql: Sql, clusterIds: number[]): Promise<
 }
 
 /**
- * Compute of DESIGN.md: over non-deleted clusters, node type cpu (cores) and memory (MiB) times
+ * Compute of docs/decisions.md: over non-deleted clusters, node type cpu (cores) and memory (MiB) times
  * each pool's current size (minSize until autoscaling is simulated). Written once, used by
  * organisations, environments and clusters.
  */

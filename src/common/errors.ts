@@ -16,7 +16,7 @@ export class FieldErrorDto {
   @ApiProperty({ example: 'name must be longer than or equal to 3 characters' }) message: string;
 }
 
-/** The one error body of the service (DESIGN.md section 2). */
+/** The one error body of the service (docs/decisions.md, HTTP). */
 export class ErrorBodyDto {
   @ApiProperty({ format: 'date-time' }) timestamp: string;
   @ApiProperty({ example: 400 }) status: number;

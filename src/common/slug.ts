@@ -1,4 +1,4 @@
-/** Slug rule of DESIGN.md: lowercase, runs of other characters become '-', trimmed, at most 63 characters. */
+/** Slug rule of docs/decisions.md: lowercase, runs of other characters become '-', trimmed, at most 63 characters. */
 export function slugify(name: string): string {
   return name
     .normalize('NFKD')

@@ -35,7 +35,7 @@ const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? unde
 
 /**
  * Every setting of the service, read from environment variables only.
- * Names are fixed by DESIGN.md section 5; the README lists each one.
+ * Names are fixed by docs/decisions.md; the README lists each one.
  */
 export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)

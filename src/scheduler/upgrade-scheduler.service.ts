@@ -57,7 +57,7 @@ interface CandidateCluster {
 }
 
 /**
- * Drives scheduled cluster upgrades through their states (DESIGN.md "Maintenance and upgrades"):
+ * Drives scheduled cluster upgrades through their states (docs/decisions.md "Maintenance and upgrades"):
  * creates SCHEDULED upgrades for auto-upgrade clusters behind their update channel, announces them
  * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
  * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).

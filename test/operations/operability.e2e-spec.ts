@@ -31,6 +31,12 @@ describe('operability', () => {
     expect(res.text).toContain('cms_scheduler_transitions_total');
   });
 
+  it('redirects / to the Swagger UI', async () => {
+    const res = await t.http().get('/');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/swagger-ui');
+  });
+
   it('sets security headers and a request id', async () => {
     const res = await t.http().get('/health');
     expect(res.headers['x-content-type-options']).toBe('nosniff');

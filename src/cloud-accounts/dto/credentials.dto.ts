@@ -6,7 +6,7 @@ import { PageQueryDto } from '../../common/paging';
 import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
 
 /**
- * Create-credentials bodies, one per platform type (DESIGN.md, Cloud accounts and credentials).
+ * Create-credentials bodies, one per platform type (docs/decisions.md, Cloud accounts and credentials).
  * Every body is `{credentials: {...platform fields}, displayName?, metadata?}`; the `credentials`
  * object is write-only: it is encrypted at rest and never returned, logged or audited.
  * byon, none and empty take no secret: `{displayName?, metadata?}`.

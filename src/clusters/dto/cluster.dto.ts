@@ -178,7 +178,7 @@ export class ClusterReferenceRequest {
   identity: string;
 }
 
-/** The update request of DESIGN.md (all optional). `status` records the intent in `desiredStatus`. */
+/** The update request of docs/decisions.md (all optional). `status` records the intent in `desiredStatus`. */
 export class UpdateClusterRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 63, description: 'Display name; the slug (and the URL) stay as created' })
   @IsOptional() @IsString() @Length(1, 63)
