@@ -124,6 +124,10 @@ export class AppConfig {
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 
+  /** A started upgrade that has not reached its version by its window's end plus this many minutes fails. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(7 * 24 * 60)
+  UPGRADE_TIMEOUT_GRACE_MINUTES = 120;
+
   /** The provisioning driver port's implementation; `simulated` completes steps after PROVISIONING_STEP_SECONDS. */
   @IsIn(['simulated'])
   CLUSTER_DRIVER = 'simulated';

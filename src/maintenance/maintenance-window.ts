@@ -86,6 +86,16 @@ export function windowContaining(windows: MaintenanceWindow[], at: Date): Window
   return null;
 }
 
+/**
+ * The window an upgrade planned at `now` goes into: the one open now when at least the minimum window length
+ * (30 minutes) of it remains, otherwise the next one to open. Null without windows.
+ */
+export function plannableWindow(windows: MaintenanceWindow[], now: Date): WindowOccurrence | null {
+  const open = windowContaining(windows, now);
+  if (open && open.end.getTime() - now.getTime() >= MIN_WINDOW_DURATION * MS_PER_MINUTE) return open;
+  return nextWindowStart(windows, now);
+}
+
 /** Pairs of window indexes that overlap, counting the wrap from Sunday into Monday. */
 export function findOverlaps(windows: MaintenanceWindow[]): [number, number][] {
   const pairs: [number, number][] = [];

@@ -11,7 +11,7 @@ import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
-import { nextWindowStart } from '../maintenance/maintenance-window';
+import { nextWindowStart, plannableWindow } from '../maintenance/maintenance-window';
 import type { ScheduledUpgradeStatus } from '../upgrades/scheduled-cluster-upgrade.entity';
 import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../upgrades/upgrade-rows';
 
@@ -244,7 +244,8 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     );
     for (const c of candidates) {
       if (!this.newer(c.channel_version, c.version)) continue;
-      const occurrence = c.windows?.length ? nextWindowStart(c.windows, now) : null;
+      // The window open now when enough of it remains (a user who opens a window wants it used), else the next.
+      const occurrence = c.windows?.length ? plannableWindow(c.windows, now) : null;
       const windowStart = occurrence?.start ?? new Date(now.getTime() + DEFAULT_WINDOW_DELAY_MS);
       const windowEnd = occurrence?.end ?? new Date(windowStart.getTime() + DEFAULT_WINDOW_LENGTH_MS);
       const reason = `update channel ${c.channel_name} moved to ${c.channel_version}`;
@@ -330,26 +331,36 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         await this.transition(row, 'FAILED', now, count, {
           message: `The upgrade of cluster ${subject} to ${row.to_cluster_version} failed: the cluster was deleted`,
         });
-      } else if (row.cluster_status === 'unknown' && row.cluster_last_error) {
-        // The cluster goes back to the version it runs, so the reconciler does not retry the upgrade
-        // outside the window; a new attempt is a new scheduled upgrade.
+      } else if (
+        (row.cluster_status === 'unknown' && row.cluster_last_error) ||
+        row.window_end.getTime() + this.config.UPGRADE_TIMEOUT_GRACE_MINUTES * 60_000 <= now.getTime()
+      ) {
+        // A driver fault, or no new version by the end of the window plus the grace period (timeout). The
+        // cluster goes back to the version it runs, so the reconciler does not retry the upgrade outside the
+        // window; a new attempt is a new scheduled upgrade.
+        const timedOut = !(row.cluster_status === 'unknown' && row.cluster_last_error);
+        const reason = timedOut
+          ? `the cluster did not reach ${row.to_cluster_version} by ${new Date(row.window_end.getTime() + this.config.UPGRADE_TIMEOUT_GRACE_MINUTES * 60_000).toISOString()} ` +
+            `(window end plus ${this.config.UPGRADE_TIMEOUT_GRACE_MINUTES} min)`
+          : row.cluster_last_error!;
         const revertTo = row.cluster_observed_version ?? row.from_cluster_version;
         const reverts = row.cluster_version === row.to_cluster_version && revertTo !== row.cluster_version;
         await this.transition(row, 'FAILED', now, count, {
           details: {
-            lastError: { old: null, new: row.cluster_last_error },
+            ...(timedOut ? { reason: { old: row.reason, new: `timed out: ${reason}` } } : { lastError: { old: null, new: reason } }),
             ...(reverts ? { version: { old: row.cluster_version, new: revertTo } } : {}),
           },
-          message: `The upgrade of cluster ${subject} from ${row.from_cluster_version} to ${row.to_cluster_version} failed: ${row.cluster_last_error}`,
-          before: reverts
-            ? async () => {
-                await this.q(`UPDATE clusters SET version = $2, modified_at = $3, row_version = row_version + 1 WHERE id = $1`, [
-                  row.cluster_id,
-                  revertTo,
-                  now,
-                ]);
-              }
-            : undefined,
+          message: `The upgrade of cluster ${subject} from ${row.from_cluster_version} to ${row.to_cluster_version} failed: ${reason}`,
+          before: async () => {
+            if (timedOut) await this.q(`UPDATE scheduled_cluster_upgrades SET reason = $2 WHERE id = $1`, [row.id, `timed out: ${reason}`]);
+            if (reverts) {
+              await this.q(`UPDATE clusters SET version = $2, modified_at = $3, row_version = row_version + 1 WHERE id = $1`, [
+                row.cluster_id,
+                revertTo,
+                now,
+              ]);
+            }
+          },
         });
       }
     }

@@ -332,3 +332,73 @@ describe('upgrade scheduler', () => {
     expect((await upgradesOf(manual)).map((u) => u.status)).toEqual(['UPDATED']);
   });
 });
+
+describe('upgrade scheduler: the window open now', () => {
+  let t: TestApp;
+  let scheduler: UpgradeSchedulerService;
+  let owner: TestUser;
+  let org: OrgFixture;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    scheduler = t.get(UpgradeSchedulerService);
+    owner = await t.createUser('open-owner');
+    org = await createOrg(t, 'openwin', [{ user: owner, role: 'OWNER' }]);
+  });
+  afterAll(() => t.close());
+
+  async function scheduleWith(windows: object[]): Promise<number> {
+    const res = await t.as(owner.token).post('/api/v1/organisations/openwin/maintenance-schedule').send({ name: `s-${Math.random()}`, windows });
+    expect(res.status).toBe(200);
+    return Number((await t.db.query(`SELECT id FROM maintenance_schedules WHERE identity = $1`, [res.body.identity]))[0].id);
+  }
+  const upgradesOf = async (c: ClusterFixture) =>
+    (await t.as(owner.token).get(`/api/v1/orgs/openwin/scheduled-cluster-upgrades?clusterIdentities=${c.identity}`)).body.content as Upgrade[];
+
+  it('plans into the window open now (Monday 00:00 for 24 h) and starts it in that window', async () => {
+    const scheduleId = await scheduleWith([{ day: 'MONDAY', startTime: '00:00', duration: 1440 }]);
+    await createChannel(t, 'ch-open', '1.31.5');
+    const c = await createCluster(t, org, { slug: 'open', version: '1.31.5', updateChannel: 'ch-open', autoUpgrade: true, maintenanceScheduleId: scheduleId });
+    await moveChannel(t, 'ch-open', '1.31.6');
+    t.clock.set(at('2026-11-23T10:00:00Z')); // Monday 10:00
+    await scheduler.runOnce();
+    // One pass plans it into the open window, announces it (no 24 h notice is possible) and starts it.
+    const [u] = await upgradesOf(c);
+    expect(u).toMatchObject({ status: 'UPDATED', windowStart: '2026-11-23T00:00:00.000Z', windowEnd: '2026-11-24T00:00:00.000Z' });
+    const steps = await t.db.query(`SELECT type FROM audit_events WHERE referenced_entity_identity = $1 ORDER BY id`, [u.identity]);
+    expect(steps.map((r: { type: string }) => r.type)).toEqual([
+      'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED',
+      'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED',
+      'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+    ]);
+
+    // The cluster never reports the new version (no reconciler runs here): still UPDATED until the window's
+    // end plus the 2 h grace, then FAILED with the reason, and the cluster back on the version it runs.
+    t.clock.set(at('2026-11-24T01:59:00Z'));
+    await scheduler.runOnce();
+    expect((await upgradesOf(c))[0].status).toBe('UPDATED');
+    t.clock.set(at('2026-11-24T02:00:00Z'));
+    await scheduler.runOnce();
+    const [failed] = await upgradesOf(c);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.reason).toMatch(/^timed out: the cluster did not reach 1\.31\.6 by 2026-11-24T02:00:00\.000Z/);
+    const [row] = await t.db.query(`SELECT version FROM clusters WHERE id = $1`, [c.id]);
+    expect(row.version).toBe('1.31.5');
+    const [audit] = await t.db.query(
+      `SELECT actor_username, details FROM audit_events WHERE referenced_entity_identity = $1 AND type = 'SCHEDULED_CLUSTER_UPGRADE_FAILED'`,
+      [u.identity],
+    );
+    expect(audit.actor_username).toBe('system');
+    expect(audit.details.version).toEqual({ old: '1.31.6', new: '1.31.5' });
+  });
+
+  it('takes the next window when less than 30 minutes of the open one remain', async () => {
+    const scheduleId = await scheduleWith([{ day: 'MONDAY', startTime: '00:00', duration: 1440 }]);
+    await createChannel(t, 'ch-late', '1.31.5');
+    const c = await createCluster(t, org, { slug: 'late', version: '1.31.5', updateChannel: 'ch-late', autoUpgrade: true, maintenanceScheduleId: scheduleId });
+    await moveChannel(t, 'ch-late', '1.31.6');
+    t.clock.set(at('2026-11-23T23:31:00Z')); // 29 minutes left
+    await scheduler.runOnce();
+    expect((await upgradesOf(c))[0]).toMatchObject({ status: 'SCHEDULED', windowStart: '2026-11-30T00:00:00.000Z' });
+  });
+});

@@ -7,6 +7,7 @@ import {
   startOfWeek,
   windowContaining,
 } from '../../src/maintenance/maintenance-window';
+import { plannableWindow } from '../../src/maintenance/maintenance-window';
 
 const w = (day: MaintenanceWindow['day'], startTime: string, duration: number): MaintenanceWindow => ({ day, startTime, duration });
 const at = (iso: string) => new Date(iso);
@@ -71,5 +72,27 @@ describe('maintenance window arithmetic', () => {
     expect(findOverlaps([w('MONDAY', '00:30', 30), w('SUNDAY', '23:00', 90)])).toEqual([]);
     expect(findOverlaps([w('TUESDAY', '00:00', 1440), w('WEDNESDAY', '00:00', 1440)])).toEqual([]);
     expect(findOverlaps([w('FRIDAY', '12:00', 30), w('FRIDAY', '12:00', 30), w('SATURDAY', '12:00', 30)])).toEqual([[0, 1]]);
+  });
+});
+
+describe('plannableWindow: the open window when enough of it remains', () => {
+  const daily = (day: string, startTime: string, duration: number) => ({ day, startTime, duration }) as never;
+  it('uses the window open now with 31 minutes left, the next one with 29', () => {
+    const windows = [daily('MONDAY', '00:00', 1440), daily('WEDNESDAY', '02:00', 60)];
+    const open = plannableWindow(windows, new Date('2026-11-23T23:29:00Z'));
+    expect(open?.start.toISOString()).toBe('2026-11-23T00:00:00.000Z');
+    expect(open?.end.toISOString()).toBe('2026-11-24T00:00:00.000Z');
+    const late = plannableWindow(windows, new Date('2026-11-23T23:31:00Z'));
+    expect(late?.start.toISOString()).toBe('2026-11-25T02:00:00.000Z');
+    const exactly = plannableWindow(windows, new Date('2026-11-23T23:30:00Z'));
+    expect(exactly?.start.toISOString()).toBe('2026-11-23T00:00:00.000Z');
+  });
+  it('uses a window that runs across Sunday midnight into Monday', () => {
+    const windows = [daily('SUNDAY', '23:00', 180)];
+    const open = plannableWindow(windows, new Date('2026-11-23T00:30:00Z')); // Monday 00:30, 90 min left
+    expect(open?.start.toISOString()).toBe('2026-11-22T23:00:00.000Z');
+    expect(open?.end.toISOString()).toBe('2026-11-23T02:00:00.000Z');
+    const tooLate = plannableWindow(windows, new Date('2026-11-23T01:45:00Z')); // 15 min left
+    expect(tooLate?.start.toISOString()).toBe('2026-11-29T23:00:00.000Z');
   });
 });
