@@ -1,12 +1,18 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsBoolean, IsOptional } from 'class-validator';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsBoolean, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { PlatformAdminOnly } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
+import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { QueryBoolean } from '../clusters/dto/validators';
 import { ClustersQueryService } from '../clusters/clusters-query.service';
-import { ClusterResponse } from '../clusters/dto/cluster.dto';
+import { ClusterDetailQuery, ClusterResponse } from '../clusters/dto/cluster.dto';
+import { ClusterView } from '../clusters/cluster-view';
+import { UpdateClusterCommand, UpdateClusterUseCase } from '../clusters/use-cases/update-cluster.use-case';
+import { OrganisationEntity } from '../organisations/organisation.entity';
 
 export class AdminClusterListQuery extends PageQueryDto {
   @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
@@ -22,18 +28,78 @@ export class AdminClusterListQuery extends PageQueryDto {
   hideDeleted?: boolean;
 }
 
+/** The original admin client's cluster update: a version change by identity. */
+export class AdminUpdateClusterRequest {
+  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path' })
+  @IsOptional() @IsUUID('all', { message: 'clusterIdentity must be a UUID' })
+  clusterIdentity?: string;
+
+  @ApiProperty({ example: '1.31.6', maxLength: 50, description: 'An available upgrade or downgrade target of the running version' })
+  @IsString() @Length(1, 50)
+  version: string;
+}
+
 /** Platform operators' view of every organisation's clusters (registered by ClustersModule). */
 @ApiTags('Admin')
 @Controller('admin/v1/clusters')
 @PlatformAdminOnly()
 export class ClustersAdminController {
-  constructor(private readonly queries: ClustersQueryService) {}
+  constructor(
+    private readonly queries: ClustersQueryService,
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly updateCluster: UpdateClusterUseCase,
+    private readonly view: ClusterView,
+  ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List all clusters of all organisations (platform administrators only)' })
-  @ApiPageResponse(ClusterResponse, 'B')
+  @ApiOperation({ summary: 'List all clusters of all organisations (platform administrators only; page form A)' })
+  @ApiPageResponse(ClusterResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: AdminClusterListQuery) {
     return this.queries.listAll(query);
+  }
+
+  @Get(':clusterIdentity')
+  @ApiOperation({ summary: 'One cluster of any organisation by identity (the original admin client; actualState included by default)' })
+  @ApiParam({ name: 'clusterIdentity', format: 'uuid' })
+  @ApiOkResponse({ type: ClusterResponse })
+  @ApiStandardErrors()
+  async get(@Param('clusterIdentity') identity: string, @Query() query: ClusterDetailQuery): Promise<ClusterResponse> {
+    const { organisation, environmentSlug, clusterSlug } = await this.locate(identity);
+    return this.queries.get(organisation, environmentSlug, clusterSlug, {
+      includeDetails: query.includeDetails ?? true,
+      showCompute: query['show-compute'] ?? true,
+    });
+  }
+
+  @Put(':clusterIdentity')
+  @ApiOperation({
+    summary: 'Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH',
+  })
+  @ApiParam({ name: 'clusterIdentity', format: 'uuid' })
+  @ApiOkResponse({ type: ClusterResponse })
+  @ApiStandardErrors({ conflict: 'Version change while the cluster is not started or stopped' })
+  async update(@Param('clusterIdentity') identity: string, @Body() body: AdminUpdateClusterRequest): Promise<ClusterResponse> {
+    if (body.clusterIdentity && body.clusterIdentity.toLowerCase() !== identity.toLowerCase()) {
+      throw ValidationFailedException.forField('clusterIdentity', 'clusterIdentity must be the identity in the path');
+    }
+    const { organisation, environmentSlug, clusterSlug } = await this.locate(identity);
+    const cluster = await this.updateCluster.execute(
+      new UpdateClusterCommand(organisation, environmentSlug, clusterSlug, { version: body.version }),
+    );
+    return this.view.one(cluster, { extended: true, showCompute: true });
+  }
+
+  private async locate(identity: string): Promise<{ organisation: OrganisationEntity; environmentSlug: string; clusterSlug: string }> {
+    const [row] = /^[0-9a-f-]{36}$/i.test(identity)
+      ? await this.txHost.tx.query(
+          `SELECT c.slug, e.slug AS env_slug, c.organisation_id FROM clusters c JOIN environments e ON e.id = c.environment_id
+            WHERE c.identity = $1 AND c.deleted_at IS NULL`,
+          [identity],
+        )
+      : [];
+    if (!row) throw new NotFoundException(`Cluster '${identity}' was not found.`);
+    const organisation = await this.txHost.tx.getRepository(OrganisationEntity).findOneByOrFail({ id: row.organisation_id });
+    return { organisation, environmentSlug: row.env_slug, clusterSlug: row.slug };
   }
 }

@@ -1,9 +1,9 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { PlatformAdminOnly } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
-import { OrganisationResponse } from '../organisations/dto/organisation.dto';
+import { AdminOrganisationResponse, OrganisationResponse } from '../organisations/dto/organisation.dto';
 import { OrganisationsService } from '../organisations/organisations.service';
 
 @ApiTags('Platform administration')
@@ -13,10 +13,22 @@ export class OrganisationsAdminController {
   constructor(private readonly organisations: OrganisationsService) {}
 
   @Get('organisations')
-  @ApiOperation({ summary: 'Every organisation (platform administrators); sortable by name, slug, type, createdAt' })
-  @ApiPageResponse(OrganisationResponse, 'B')
+  @ApiOperation({ summary: 'Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt' })
+  @ApiPageResponse(OrganisationResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: PageQueryDto) {
     return this.organisations.listAll(query);
+  }
+
+  @Get('orgs/:organisationIdentity')
+  @ApiOperation({
+    summary: 'One organisation by identity, in the original admin client shape (slug and emails as strings)',
+    description: 'Beyond the interface: the original admin client reads `/admin/v1/orgs/{identity}`.',
+  })
+  @ApiParam({ name: 'organisationIdentity', format: 'uuid' })
+  @ApiOkResponse({ type: AdminOrganisationResponse })
+  @ApiStandardErrors({ badRequest: false })
+  async get(@Param('organisationIdentity') identity: string): Promise<AdminOrganisationResponse> {
+    return this.organisations.adminView(identity);
   }
 }

@@ -1,12 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { PlatformAdminOnly } from '../auth/principal';
 import { CatalogAdminService } from '../catalog/catalog-admin.service';
 import { UpdateChannelResponse } from '../catalog/dto/catalog.dto';
 import { ApiStandardErrors } from '../common/api-docs';
+import { ApiPageResponse, Page, PageQueryDto } from '../common/paging';
 import { CreateUpdateChannelRequest, UpdateUpdateChannelRequest } from './dto/catalog-admin.dto';
 
-/** Update channels, for platform administrators (everyone else 403). The list is a plain array by name. */
+/** Update channels, for platform administrators (everyone else 403). The list is a page (form A) by name. */
 @ApiTags('Admin: update channels')
 @PlatformAdminOnly()
 @Controller('admin/v1/update-channels')
@@ -14,11 +15,11 @@ export class UpdateChannelsAdminController {
   constructor(private readonly admin: CatalogAdminService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Every update channel, by name' })
-  @ApiOkResponse({ type: [UpdateChannelResponse] })
-  @ApiStandardErrors({ badRequest: false, notFound: false })
-  list(): Promise<UpdateChannelResponse[]> {
-    return this.admin.listChannels();
+  @ApiOperation({ summary: 'Every update channel (page form A, by name)' })
+  @ApiPageResponse(UpdateChannelResponse, 'A')
+  @ApiStandardErrors({ notFound: false })
+  list(@Query() query: PageQueryDto): Promise<Page<UpdateChannelResponse>> {
+    return this.admin.listChannels(query);
   }
 
   @Post()

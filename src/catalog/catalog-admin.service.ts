@@ -13,7 +13,9 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { CatalogService, toUpdateChannelResponse, toVersionResponse } from './catalog.service';
 import { ClusterVersionEntity } from './cluster-version.entity';
-import { PlatformKubernetesVersionResponse, UpdateChannelResponse } from './dto/catalog.dto';
+import { AdminClusterVersionResponse, PlatformKubernetesVersionResponse, UpdateChannelResponse } from './dto/catalog.dto';
+import { pageInMemory } from './catalog-paging';
+import type { Page, PageQueryDto } from '../common/paging';
 import { isCatalogVersion } from './semver-targets';
 import { UpdateChannelEntity } from './update-channel.entity';
 
@@ -41,6 +43,24 @@ export class CatalogAdminService {
 
   async listVersions(): Promise<PlatformKubernetesVersionResponse[]> {
     return (await this.catalog.listVersions()).map(toVersionResponse);
+  }
+
+  /** A page (form A) of versions passing `filter`, each with its cluster count. */
+  async pageVersions(query: PageQueryDto, filter: (v: ClusterVersionEntity) => boolean): Promise<Page<AdminClusterVersionResponse>> {
+    const rows = (await this.catalog.listVersions()).filter(filter);
+    const counts: { version: string; n: number }[] = await this.em.query(
+      `SELECT version, count(*)::int AS n FROM clusters WHERE deleted_at IS NULL GROUP BY version`,
+    );
+    const byVersion = new Map(counts.map((c) => [c.version, c.n]));
+    const order = new Map(rows.map((r, i) => [r.version, i]));
+    return pageInMemory(
+      rows,
+      query,
+      { version: (r) => order.get(r.version)!, available: (r) => r.available, createdAt: (r) => r.createdAt.getTime() },
+      [],
+      'A',
+      (r) => ({ ...toVersionResponse(r), clusterCount: byVersion.get(r.version) ?? 0 }),
+    );
   }
 
   async getVersion(version: string): Promise<PlatformKubernetesVersionResponse> {
@@ -138,9 +158,9 @@ export class CatalogAdminService {
 
   // ---------------------------------------------------------------- update channels
 
-  async listChannels(): Promise<UpdateChannelResponse[]> {
+  async listChannels(query: PageQueryDto): Promise<Page<UpdateChannelResponse>> {
     const rows = await this.em.getRepository(UpdateChannelEntity).find({ order: { name: 'ASC' } });
-    return rows.map(toUpdateChannelResponse);
+    return pageInMemory(rows, query, { name: (r) => r.name, available: (r) => r.available }, [], 'A', toUpdateChannelResponse);
   }
 
   async createChannel(req: CreateUpdateChannelRequest): Promise<UpdateChannelResponse> {

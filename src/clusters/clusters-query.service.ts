@@ -69,10 +69,13 @@ export class ClustersQueryService {
   async listAll(
     query: PageQueryDto & { includeDetails?: boolean; 'show-compute'?: boolean; hideDeleted?: boolean },
   ): Promise<Page<ClusterResponse>> {
-    return this.page({ includeDeleted: query.hideDeleted === false }, query, {
-      includeDetails: query.includeDetails,
-      showCompute: query['show-compute'] ?? true,
-    });
+    // Admin lists are not defined by the interface: page form A, which the original admin client decodes.
+    return this.page(
+      { includeDeleted: query.hideDeleted === false },
+      query,
+      { includeDetails: query.includeDetails, showCompute: query['show-compute'] ?? true },
+      'A',
+    );
   }
 
   async get(org: OrganisationEntity, envSlug: string, clusterSlug: string, opts: ViewOptions): Promise<ClusterResponse> {
@@ -80,7 +83,7 @@ export class ClustersQueryService {
     return this.view.one(cluster, opts);
   }
 
-  private async page(scope: ClusterScope, query: PageQueryDto, opts: ViewOptions): Promise<Page<ClusterResponse>> {
+  private async page(scope: ClusterScope, query: PageQueryDto, opts: ViewOptions, form: 'A' | 'B' = 'B'): Promise<Page<ClusterResponse>> {
     const req = toPageRequest(query, SORTABLE);
     const { rows, total } = await clusterPage(
       (text, params) => this.txHost.tx.query(text, params),
@@ -89,6 +92,6 @@ export class ClustersQueryService {
       req.size,
       req.offset,
     );
-    return toPage(await this.view.many(rows, opts), total, req, 'B');
+    return toPage(await this.view.many(rows, opts), total, req, form);
   }
 }

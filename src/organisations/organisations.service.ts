@@ -16,6 +16,7 @@ import {
   OrganisationResponse,
   QuotaResponse,
   UpdateOrganisationRequest,
+  AdminOrganisationResponse,
 } from './dto/organisation.dto';
 import { OrganisationMemberEntity } from './organisation-member.entity';
 import { OrganisationEntity, OrganisationType } from './organisation.entity';
@@ -255,6 +256,29 @@ export class OrganisationsService {
     const qb = this.repo.createQueryBuilder('o').offset(req.offset).limit(req.size);
     applyOrder(qb, orderByEntries(req, sortable, 'o.id'));
     const [rows, total] = await qb.getManyAndCount();
-    return toPage(rows.map((o) => this.toResponse(o)), total, req, 'B');
+    return toPage(rows.map((o) => this.toResponse(o)), total, req, 'A');
+  }
+
+  /** The original admin client's AdminOrganisation (slug and emails as plain strings). */
+  async adminView(identity: string): Promise<AdminOrganisationResponse> {
+    const o = /^[0-9a-f-]{36}$/i.test(identity) ? await this.repo.findOne({ where: { identity } }) : null;
+    if (!o) throw new NotFoundException(`Organisation '${identity}' was not found.`);
+    return {
+      id: o.identity,
+      identity: o.identity,
+      name: o.name,
+      slug: o.slug,
+      type: o.type,
+      vatCode: o.vatCode,
+      vatCodeValidated: o.vatCodeValidated,
+      vatCodeValidatedAt: iso(o.vatCodeValidatedAt),
+      contactEmail: o.contactEmail,
+      billingEmail: o.billingEmail,
+      phoneNumber: o.phoneNumber,
+      createdAt: o.createdAt.toISOString(),
+      acceptedTerms: o.acceptedTerms,
+      acceptedTermsAt: iso(o.acceptedTermsAt),
+      restrictedToAvailableCloudProviders: o.restrictedToAvailableCloudProviders,
+    };
   }
 }

@@ -71,13 +71,25 @@ describe('/admin/v1 cluster versions and update channels', () => {
   });
 
   describe('cluster versions', () => {
-    it('lists all versions as a plain array in semver order', async () => {
+    it('pages all versions (form A, as the original admin client decodes) in semver order, with available and history lists', async () => {
       const res = await admin().get('/admin/v1/cluster-versions');
-      expect(Array.isArray(res.body)).toBe(true);
-      expect(res.body).toHaveLength(15);
-      expect(res.body[0].version).toBe('1.29.10');
-      expect(res.body[14].version).toBe('1.32.2');
-      for (const v of res.body) expect(keys(v)).toEqual(VERSION_KEYS);
+      expect(res.status).toBe(200);
+      expect(res.body.totalElements).toBe(15);
+      expect(res.body.sort).toEqual({ empty: true, sorted: false, unsorted: true });
+      const list = res.body.content;
+      expect(list[0].version).toBe('1.29.10');
+      expect(list[14].version).toBe('1.32.2');
+      for (const v of list) expect(keys(v)).toEqual([...VERSION_KEYS, 'clusterCount'].sort());
+      const available = (await admin().get('/admin/v1/cluster-versions/available')).body.content;
+      const history = (await admin().get('/admin/v1/cluster-versions/history')).body.content;
+      expect(available.every((v: { available: boolean }) => v.available)).toBe(true);
+      expect(history.every((v: { available: boolean }) => !v.available)).toBe(true);
+      expect(available.length + history.length).toBe(15);
+      // PUT {available} as the admin client sends it (same as PATCH, audited).
+      const put = await admin().put('/admin/v1/cluster-versions/1.29.10').send({ available: false });
+      expect(put.status).toBe(200);
+      expect(put.body.available).toBe(false);
+      expect((await admin().put('/admin/v1/cluster-versions/1.29.10').send({ available: true })).status).toBe(200);
     });
 
     it('gets one; unknown is 404', async () => {
@@ -203,11 +215,11 @@ describe('/admin/v1 cluster versions and update channels', () => {
   });
 
   describe('update channels', () => {
-    it('lists channels as a plain array by name', async () => {
+    it('pages channels by name (form A)', async () => {
       const res = await admin().get('/admin/v1/update-channels');
       expect(res.status).toBe(200);
-      expect(res.body.map((c: { name: string }) => c.name)).toEqual(['extended', 'rapid', 'stable']);
-      for (const c of res.body) expect(keys(c)).toEqual(['available', 'kubernetesClusterVersion', 'name']);
+      expect(res.body.content.map((c: { name: string }) => c.name)).toEqual(['extended', 'rapid', 'stable']);
+      for (const c of res.body.content) expect(keys(c)).toEqual(['available', 'kubernetesClusterVersion', 'name']);
     });
 
     it('creates a channel (200, audited); 409 when it exists', async () => {

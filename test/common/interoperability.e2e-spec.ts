@@ -281,6 +281,32 @@ describe('interoperability with ordinary HTTP clients', () => {
       const gone = all.body.content.find((c: { slug: { slugValue: string } }) => c.slug.slugValue === 'to-delete');
       expect(gone).toMatchObject({ status: 'deleted' });
       expect(gone.deletedAt).toEqual(expect.any(String));
+      expect(hidden.body.sort).toEqual({ empty: true, sorted: false, unsorted: true }); // page form A
+    });
+
+    it('the admin client reads and upgrades a cluster by identity (GET and PUT /admin/v1/clusters/{identity})', async () => {
+      const f = await createOrgFixture(t);
+      const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'by-id' }));
+      await settle(t);
+      const admin = await t.createUser('interop-admin3', { platformAdmin: true });
+      const got = await t.as(admin.token).get(`/admin/v1/clusters/${created.body.identity}`);
+      expect(got.status).toBe(200);
+      expect(got.body).toMatchObject({ identity: created.body.identity, status: 'started', actualState: expect.any(Object) });
+      const put = await t
+        .as(admin.token)
+        .put(`/admin/v1/clusters/${created.body.identity}`)
+        .set('Content-Type', 'application/json')
+        .send({ clusterIdentity: created.body.identity, version: '1.31.6' });
+      expect(put.status).toBe(200);
+      expect(put.body.version).toBe('1.31.6');
+      const [audit] = await t.db.query(
+        `SELECT actor_username FROM audit_events WHERE cluster_slug = 'by-id' AND type <> 'CLUSTER_CREATED' AND actor_username <> 'system' ORDER BY id DESC LIMIT 1`,
+      );
+      expect(audit.actor_username).toBe('interop-admin3');
+      const mismatch = await t.as(admin.token).put(`/admin/v1/clusters/${created.body.identity}`).send({ clusterIdentity: f.accountIdentity, version: '1.31.6' });
+      expect(mismatch.status).toBe(400);
+      expect((await t.as(admin.token).get('/admin/v1/clusters/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect((await t.as(f.users.owner.token).get(`/admin/v1/clusters/${created.body.identity}`)).status).toBe(403);
     });
   });
 });

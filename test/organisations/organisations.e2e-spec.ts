@@ -423,19 +423,26 @@ describe('organisations', () => {
   });
 
   describe('GET /admin/v1/organisations', () => {
-    it('pages every organisation (form B) for platform administrators only', async () => {
+    it('pages every organisation (form A, as the admin client decodes) for platform administrators only', async () => {
       const res = await t.admin().get('/admin/v1/organisations?size=2&sort=slug,desc');
       expect(res.status).toBe(200);
       expect(res.body.content).toHaveLength(2);
       expect(res.body.size).toBe(2);
       expect(res.body.totalElements).toBeGreaterThan(2);
-      expect(res.body.sort).toEqual([{ ascending: false, direction: 'DESC', ignoreCase: false, nullHandling: 'NATIVE', property: 'slug' }]);
+      expect(res.body.sort).toEqual({ empty: false, sorted: true, unsorted: false });
       expect(res.body.content[0].slug.slugValue > res.body.content[1].slug.slugValue).toBe(true);
       const bad = await t.admin().get('/admin/v1/organisations?sort=secret,asc');
       expect(bad.status).toBe(400);
       const forbidden = await t.as(creator.token).get('/admin/v1/organisations');
       expect(forbidden.status).toBe(403);
       expect((await t.http().get('/admin/v1/organisations')).status).toBe(401);
+      // By identity, in the original admin client's shape (slug and emails as strings).
+      const one = await t.admin().get(`/admin/v1/orgs/${res.body.content[0].identity}`);
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ id: res.body.content[0].identity, slug: res.body.content[0].slug.slugValue, name: res.body.content[0].name });
+      expect(typeof one.body.contactEmail === 'string' || one.body.contactEmail === null).toBe(true);
+      expect((await t.admin().get('/admin/v1/orgs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+      expect((await t.as(creator.token).get(`/admin/v1/orgs/${res.body.content[0].identity}`)).status).toBe(403);
     });
   });
 });

@@ -66,6 +66,12 @@ export class PlatformKubernetesVersionResponse {
   @ApiProperty({ format: 'date-time' }) modifiedAt: string;
 }
 
+/** A cluster version as platform administrators see it. */
+export class AdminClusterVersionResponse extends PlatformKubernetesVersionResponse {
+  @ApiProperty({ type: 'integer', format: 'int64', description: 'Non-deleted clusters running or wanting this version' })
+  clusterCount: number;
+}
+
 export class UpdateChannelResponse {
   @ApiProperty() available: boolean;
   @ApiProperty({ example: '1.31.6' }) kubernetesClusterVersion: string;

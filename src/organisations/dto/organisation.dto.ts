@@ -126,3 +126,22 @@ export class ComputeInformationResponse {
   @ApiProperty({ type: 'integer', format: 'int64', description: 'CPU cores' }) totalCpu: number;
   @ApiProperty({ type: 'integer', format: 'int64', description: 'Memory in MiB' }) totalMemory: number;
 }
+
+/** An organisation as the original admin client reads it: slug and emails are plain strings. */
+export class AdminOrganisationResponse {
+  @ApiProperty({ format: 'uuid', description: 'The identity (the client calls it id)' }) id: string;
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ example: 'acme' }) slug: string;
+  @ApiProperty({ enum: ORGANISATION_TYPES }) type: string;
+  @ApiProperty({ nullable: true, type: String }) vatCode: string | null;
+  @ApiProperty() vatCodeValidated: boolean;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) vatCodeValidatedAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) contactEmail: string | null;
+  @ApiProperty({ nullable: true, type: String }) billingEmail: string | null;
+  @ApiProperty({ nullable: true, type: String }) phoneNumber: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty() acceptedTerms: boolean;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) acceptedTermsAt: string | null;
+  @ApiProperty() restrictedToAvailableCloudProviders: boolean;
+}
