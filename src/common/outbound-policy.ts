@@ -20,7 +20,54 @@ import { ValidationFailedException } from './errors';
  * - bounded: OUTBOUND_TIMEOUT_MS for the whole exchange, a maximum response size, redirects are
  *   never followed (a 3xx is returned to the caller as it is).
  * `OUTBOUND_ALLOW_PRIVATE_NETWORKS=true` lifts the address rule only (development and tests).
+ * `OUTBOUND_ALLOWLIST` (host names, `host:port`, IP addresses or CIDRs) lifts the address rule for
+ * the listed destinations only; the cloud metadata address stays refused unless listed exactly.
  */
+
+/** Cloud instance metadata endpoints (AWS/GCP/Azure IPv4, AWS IPv6). */
+const METADATA_ADDRESSES = ['169.254.169.254', 'fd00:ec2::254'].map((a) => ipaddr.parse(a).toNormalizedString());
+
+interface AllowEntry {
+  host?: string;
+  cidr?: [ipaddr.IPv4 | ipaddr.IPv6, number];
+  exact?: string;
+  port?: number;
+}
+
+/** Parses OUTBOUND_ALLOWLIST; throws on an entry it cannot read (the app refuses to start). */
+export function parseOutboundAllowlist(raw: string): AllowEntry[] {
+  const entries: AllowEntry[] = [];
+  for (const item of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    let hostPart = item;
+    let port: number | undefined;
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(item);
+    const hostPort = /^([^:]+):(\d+)$/.exec(item);
+    if (bracketed) {
+      hostPart = bracketed[1];
+      port = bracketed[2] ? Number(bracketed[2]) : undefined;
+    } else if (hostPort) {
+      hostPart = hostPort[1];
+      port = Number(hostPort[2]);
+    }
+    if (port !== undefined && (port < 1 || port > 65535)) throw new Error(`OUTBOUND_ALLOWLIST: invalid port in '${item}'`);
+    if (hostPart.includes('/')) {
+      try {
+        const cidr = ipaddr.parseCIDR(hostPart);
+        entries.push({ cidr, port });
+      } catch {
+        throw new Error(`OUTBOUND_ALLOWLIST: '${item}' is not a valid CIDR`);
+      }
+    } else if (ipaddr.isValid(hostPart)) {
+      const addr = ipaddr.process(hostPart);
+      entries.push({ cidr: [addr, addr.kind() === 'ipv4' ? 32 : 128], exact: addr.toNormalizedString(), port });
+    } else if (/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/i.test(hostPart)) {
+      entries.push({ host: hostPart.toLowerCase(), port });
+    } else {
+      throw new Error(`OUTBOUND_ALLOWLIST: '${item}' is not a host, host:port, IP address or CIDR`);
+    }
+  }
+  return entries;
+}
 
 /** Largest response body read from an outbound call. */
 export const OUTBOUND_MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -72,6 +119,11 @@ export function parseOutboundUrl(raw: string): URL {
   return url;
 }
 
+/** The port a URL connects to (explicit, else the scheme's default). */
+function effectivePort(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+}
+
 /** The URL's host without IPv6 brackets. */
 function bareHost(url: URL): string {
   return url.hostname.replace(/^\[|\]$/g, '');
@@ -101,7 +153,31 @@ export class OutboundPolicy {
   /** Replaceable in unit tests; the system resolver otherwise. */
   resolver: Resolver = systemResolver;
 
-  constructor(private readonly config: AppConfig) {}
+  private readonly allowlist: AllowEntry[];
+
+  constructor(private readonly config: AppConfig) {
+    this.allowlist = parseOutboundAllowlist(config.OUTBOUND_ALLOWLIST ?? '');
+  }
+
+  /** True when OUTBOUND_ALLOWLIST lifts the address rule for this address reached as host:port. */
+  isAllowListed(host: string, port: number | undefined, address: string): boolean {
+    let addr: ipaddr.IPv4 | ipaddr.IPv6;
+    try {
+      addr = ipaddr.process(address);
+    } catch {
+      return false;
+    }
+    const normalized = addr.toNormalizedString();
+    const isMetadata = METADATA_ADDRESSES.includes(normalized);
+    const lowerHost = host.toLowerCase();
+    return this.allowlist.some((e) => {
+      if (e.port !== undefined && e.port !== port) return false;
+      if (isMetadata) return e.exact === normalized;
+      if (e.host) return e.host === lowerHost;
+      if (e.cidr) return addr.kind() === e.cidr[0].kind() && addr.match(e.cidr);
+      return false;
+    });
+  }
 
   get allowPrivateNetworks(): boolean {
     return this.config.OUTBOUND_ALLOW_PRIVATE_NETWORKS;
@@ -113,7 +189,7 @@ export class OutboundPolicy {
    */
   async check(raw: string): Promise<{ url: URL; addresses: LookupAddress[] }> {
     const url = parseOutboundUrl(raw);
-    const addresses = await this.resolveChecked(bareHost(url));
+    const addresses = await this.resolveChecked(bareHost(url), effectivePort(url));
     return { url, addresses };
   }
 
@@ -128,7 +204,7 @@ export class OutboundPolicy {
   }
 
   /** Resolves a host (or takes an IP literal) and refuses it when any address is internal. */
-  async resolveChecked(host: string): Promise<LookupAddress[]> {
+  async resolveChecked(host: string, port?: number): Promise<LookupAddress[]> {
     let addresses: LookupAddress[];
     if (ipaddr.isValid(host)) {
       addresses = [{ address: host, family: host.includes(':') ? 6 : 4 }];
@@ -143,7 +219,7 @@ export class OutboundPolicy {
     if (!this.allowPrivateNetworks) {
       for (const a of addresses) {
         const reason = forbiddenAddressReason(a.address);
-        if (reason)
+        if (reason && !this.isAllowListed(host, port, a.address))
           throw new OutboundPolicyError(
             `must not point to an internal address ('${host}' resolves to ${a.address}, a ${reason} address)`,
             'ADDRESS',
@@ -161,11 +237,12 @@ export class OutboundPolicy {
   async request(raw: string, req: OutboundRequest = {}): Promise<OutboundResponse> {
     const url = parseOutboundUrl(raw);
     const host = bareHost(url);
-    await this.resolveChecked(host); // refuses early with a clear reason (IP literals never reach lookup)
+    const port = effectivePort(url);
+    await this.resolveChecked(host, port); // refuses early with a clear reason (IP literals never reach lookup)
     const timeoutMs = req.timeoutMs ?? this.config.OUTBOUND_TIMEOUT_MS;
     const maxBytes = req.maxBytes ?? OUTBOUND_MAX_RESPONSE_BYTES;
     const lookup: LookupFunction = (hostname, options, callback) => {
-      this.resolveChecked(hostname).then(
+      this.resolveChecked(hostname, port).then(
         (addresses) => {
           const family = (options as { family?: number }).family;
           const usable = family ? addresses.filter((a) => a.family === family) : addresses;

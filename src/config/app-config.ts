@@ -145,6 +145,14 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   OUTBOUND_TIMEOUT_MS = 5000;
 
+  /**
+   * Destinations exempt from the private-address rule, comma-separated: host names, `host:port`,
+   * IP addresses or CIDRs (e.g. `hooks.internal:8443,10.20.0.0/16`). The cloud metadata address
+   * stays refused unless listed as an exact address.
+   */
+  @Matches(/^[^\s]*$/, { message: 'OUTBOUND_ALLOWLIST must be a comma-separated list without spaces' })
+  OUTBOUND_ALLOWLIST = '';
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

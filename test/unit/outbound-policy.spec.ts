@@ -166,3 +166,33 @@ describe('outbound policy: requests', () => {
     expect(calls).toBe(2);
   });
 });
+
+describe('outbound policy: OUTBOUND_ALLOWLIST', () => {
+  const listed = (allowlist: string) =>
+    new OutboundPolicy(loadConfig({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false', OUTBOUND_ALLOWLIST: allowlist }));
+
+  it('lifts the private-address rule for listed hosts, host:port and CIDRs only', async () => {
+    const p = listed('hooks.internal,127.0.0.1:8443,10.20.0.0/16');
+    p.resolver = async (host) => [{ address: host === 'hooks.internal' ? '10.1.2.3' : '10.9.9.9', family: 4 }];
+    await expect(p.check('http://hooks.internal/x')).resolves.toBeDefined();
+    await expect(p.check('http://other.internal/x')).rejects.toMatchObject({ code: 'ADDRESS' });
+    await expect(p.check('https://127.0.0.1:8443/')).resolves.toBeDefined();
+    await expect(p.check('https://127.0.0.1:8444/')).rejects.toMatchObject({ code: 'ADDRESS' });
+    await expect(p.check('http://10.20.5.6/')).resolves.toBeDefined();
+    await expect(p.check('http://10.21.5.6/')).rejects.toMatchObject({ code: 'ADDRESS' });
+  });
+
+  it('keeps the cloud metadata address refused unless it is listed exactly', async () => {
+    const p = listed('meta.internal,169.254.0.0/16');
+    p.resolver = async () => [{ address: '169.254.169.254', family: 4 }];
+    await expect(p.check('http://meta.internal/')).rejects.toMatchObject({ code: 'ADDRESS' });
+    await expect(p.check('http://169.254.169.254/')).rejects.toMatchObject({ code: 'ADDRESS' });
+    await expect(p.check('http://169.254.1.1/')).resolves.toBeDefined();
+    await expect(listed('169.254.169.254').check('http://169.254.169.254/')).resolves.toBeDefined();
+  });
+
+  it('refuses an unreadable entry at start-up', () => {
+    expect(() => listed('not a host!')).toThrow(/OUTBOUND_ALLOWLIST/);
+    expect(() => listed('10.0.0.0/99')).toThrow(/OUTBOUND_ALLOWLIST/);
+  });
+});
