@@ -62,7 +62,7 @@ describe('catalog load at start-up', () => {
       expect(dups).toHaveLength(0);
       // the API answers the same after the restart
       const channels = await second.as(ADMIN_TOKEN).get('/admin/v1/update-channels');
-      expect(channels.body.find((c: { name: string }) => c.name === 'stable').kubernetesClusterVersion).toBe('1.31.4');
+      expect(channels.body.content.find((c: { name: string }) => c.name === 'stable').kubernetesClusterVersion).toBe('1.31.4');
     } finally {
       await second.close();
     }

@@ -253,7 +253,8 @@ describe('cluster create: validation, quota, conflicts and roles', () => {
     expect((await t.as(r.users.viewer.token).get(`/admin/v1/clusters`)).status).toBe(403);
     const admin = await t.admin().get(`/admin/v1/clusters?size=2`);
     expect(admin.status).toBe(200);
-    expect(admin.body).toMatchObject({ size: 2, number: 0, sort: [], pageable: { pageSize: 2, sort: [] } });
+    const unsorted = { empty: true, sorted: false, unsorted: true }; // page form A, as the original admin client decodes
+    expect(admin.body).toMatchObject({ size: 2, number: 0, sort: unsorted, pageable: { pageSize: 2, sort: unsorted } });
     expect(admin.body.totalElements).toBeGreaterThanOrEqual(3);
   });
 });
