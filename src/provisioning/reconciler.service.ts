@@ -1,3 +1,5 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
@@ -49,25 +51,79 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     private readonly config: AppConfig,
     @Inject(CLUSTER_DRIVER) private readonly driver: ClusterDriver,
     private readonly metrics: MetricsService,
+    private readonly dataSource: DataSource,
   ) {}
 
   onApplicationBootstrap(): void {
     if (!this.config.BACKGROUND_JOBS_ENABLED) return;
     const everyMs = Math.max(this.config.RECONCILE_INTERVAL_SECONDS, 0.1) * 1000;
-    this.timer = setInterval(() => {
-      if (this.inFlight || this.stopped) return;
-      this.inFlight = this.runOnce()
-        .catch((err) => this.logger.error({ err }, 'Reconcile pass failed'))
-        .finally(() => (this.inFlight = null));
-    }, everyMs);
+    this.timer = setInterval(() => this.kick(), everyMs);
     this.timer.unref();
+    void this.listen();
   }
 
   async onModuleDestroy(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
     if (this.inFlight) await this.inFlight;
+  }
+
+  private listener: Client | null = null;
+  private rerun = false;
+
+  /** Starts a pass now, or one more right after the pass under way (a change arrived meanwhile). */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.inFlight) {
+      this.rerun = true;
+      return;
+    }
+    this.rerun = false;
+    let moved = 0;
+    this.inFlight = this.runOnce()
+      .then((n) => (moved = n))
+      .catch((err) => this.logger.error({ err }, 'Reconcile pass failed'))
+      .finally(() => {
+        this.inFlight = null;
+        // Keep going while clusters move (their next steps may be due at once); otherwise wait to be woken.
+        if (this.rerun || moved > 0) setImmediate(() => this.kick());
+      });
+  }
+
+  /**
+   * Woken, not only polled: a committed cluster change NOTIFies `cms_cluster_changed` (migration
+   * ClusterChangeNotify) and this replica runs a pass at once. A lost connection is re-established; polling
+   * every RECONCILE_INTERVAL_SECONDS stays the safety net, so the interval can be long at rest.
+   */
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const url = (this.dataSource.options as { url?: string }).url;
+    const client = new Client({ connectionString: url, application_name: 'cluster-management-service-listener' });
+    client.on('notification', () => this.kick());
+    client.on('error', (err) => this.logger.warn({ err }, 'Cluster change listener lost its connection; polling continues'));
+    client.on('end', () => {
+      if (this.listener === client && !this.stopped) {
+        this.listener = null;
+        setTimeout(() => void this.listen(), 5000).unref();
+      }
+    });
+    try {
+      await client.connect();
+      await client.query('LISTEN cms_cluster_changed');
+      if (this.stopped) {
+        await client.end();
+        return;
+      }
+      this.listener = client;
+    } catch (err) {
+      this.logger.warn({ err }, 'Cluster change listener could not connect; retrying in 5 s (polling continues)');
+      await client.end().catch(() => undefined);
+      setTimeout(() => void this.listen(), 5000).unref();
+    }
   }
 
   /** One pass over the due clusters: at most one step per cluster. Answers how many clusters moved. */
