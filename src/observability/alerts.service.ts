@@ -11,6 +11,8 @@ import { flattenValidationErrors, ValidationFailedException } from '../common/er
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
+import { SilenceMatcher, silenceMutes } from './silence-rules';
+import { SilencesService } from './silences.service';
 
 const MAX_LABELS = 100;
 /** Resolved alerts are kept this long after they ended, then pruned when the tenant's webhook is next called. */
@@ -77,6 +79,7 @@ export class AlertsService {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
+    private readonly silences: SilencesService,
   ) {}
 
   /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */
@@ -177,14 +180,23 @@ export class AlertsService {
     return dto;
   }
 
-  private toAlert(r: AlertRow): TenantAlert {
+  /**
+   * One alert as the lists answer it: today's fields plus the original client's `ObservabilityAlert` fields
+   * (`state`, `activeAt`, `value`). A firing alert that an active silence matches is `suppressed`.
+   */
+  private toAlert(r: AlertRow, active: { id: string; matchers: SilenceMatcher[] }[] = []): TenantAlert {
+    const silencedBy = r.status === 'firing' ? active.filter((s) => silenceMutes(s.matchers, r.labels)).map((s) => s.id) : [];
     return {
       fingerprint: r.fingerprint,
       status: r.status,
+      state: r.status === 'resolved' ? 'resolved' : silencedBy.length ? 'suppressed' : 'firing',
+      silencedBy,
       labels: r.labels,
       annotations: r.annotations,
       startsAt: new Date(r.starts_at).toISOString(),
+      activeAt: new Date(r.starts_at).toISOString(),
       endsAt: r.ends_at ? new Date(r.ends_at).toISOString() : null,
+      value: r.annotations?.value ?? null,
     };
   }
 
@@ -204,14 +216,17 @@ export class AlertsService {
       `${TENANT_SELECT} WHERE t.organisation_id = $1 AND t.deleted_at IS NULL ORDER BY t.slug, t.id`,
       [org.id],
     );
-    const rows = await this.alertsOf(tenants.map((t) => String(t.id)));
+    const ids = tenants.map((t) => String(t.id));
+    const rows = await this.alertsOf(ids);
+    const active = await this.silences.activeByTenant(ids, this.clock.now());
     return tenants.map((t) => {
-      const alerts = rows.filter((r) => String(r.tenant_id) === String(t.id)).map((r) => this.toAlert(r));
+      const alerts = rows.filter((r) => String(r.tenant_id) === String(t.id)).map((r) => this.toAlert(r, active.get(String(t.id))));
       return {
         tenantSlug: t.slug,
         clusterSlug: t.c_slug,
         environmentSlug: t.c_environment_slug ?? t.e_slug,
-        firing: alerts.filter((a) => a.status === 'firing').length,
+        // Silenced alerts are not counted as firing.
+        firing: alerts.filter((a) => a.state === 'firing').length,
         alerts,
       };
     });
@@ -219,6 +234,7 @@ export class AlertsService {
 
   async listForTenant(org: OrganisationEntity, tenantSlug: string): Promise<TenantAlert[]> {
     const tenant = await this.tenants.findRow(org, tenantSlug);
-    return (await this.alertsOf([String(tenant.id)])).map((r) => this.toAlert(r));
+    const active = (await this.silences.activeByTenant([String(tenant.id)], this.clock.now())).get(String(tenant.id));
+    return (await this.alertsOf([String(tenant.id)])).map((r) => this.toAlert(r, active));
   }
 }

@@ -1,3 +1,5 @@
+import { SilencesController } from './silences.controller';
+import { SilencesService } from './silences.service';
 import { AlertingChecker } from './alerting-checker';
 import { Module } from '@nestjs/common';
 import { OutboundPolicy } from '../common/outbound-policy';
@@ -13,9 +15,10 @@ import { TenantsService } from './tenants.service';
 
 /** Observability tenants, alerting configuration, alerts, dashboard and organisation integrations. */
 @Module({
-  controllers: [MonitoringController, IntegrationsController, AlertsWebhookController],
+  controllers: [MonitoringController, IntegrationsController, AlertsWebhookController, SilencesController],
   providers: [
     AlertingChecker,
+    SilencesService,
     OutboundPolicy,
     TenantsService,
     AlertingConfigService,

@@ -106,10 +106,14 @@ describe('alerts: webhook and listings', () => {
     expect(f1).toEqual({
       fingerprint: 'f1',
       status: 'resolved',
+      state: 'resolved',
+      silencedBy: [],
       labels: { alertname: 'A-f1', severity: 'critical' },
       annotations: { summary: 'summary f1' },
       startsAt: '2026-11-22T10:00:00.000Z',
+      activeAt: '2026-11-22T10:00:00.000Z',
       endsAt: '2026-11-22T10:30:00.000Z',
+      value: null,
     });
     expect(list.body[0].fingerprint).toBe('f2'); // firing first
     // A late repeat of the old firing notification does not reopen it; a new firing (later startsAt) does.
@@ -153,7 +157,9 @@ describe('alerts: webhook and listings', () => {
     expect(api).toEqual({ tenantSlug: 'production-api', clusterSlug: 'api', environmentSlug: 'production', firing: 0, alerts: [] });
     expect(web).toMatchObject({ tenantSlug: 'production-web', clusterSlug: 'web', environmentSlug: 'production', firing: 2 });
     expect(Object.keys(web).sort()).toEqual(['alerts', 'clusterSlug', 'environmentSlug', 'firing', 'tenantSlug']);
-    expect(Object.keys(web.alerts[0]).sort()).toEqual(['annotations', 'endsAt', 'fingerprint', 'labels', 'startsAt', 'status']);
+    expect(Object.keys(web.alerts[0]).sort()).toEqual(
+      ['activeAt', 'annotations', 'endsAt', 'fingerprint', 'labels', 'silencedBy', 'startsAt', 'state', 'status', 'value'],
+    );
     expect(web.alerts.filter((a: { status: string }) => a.status === 'firing')).toHaveLength(2);
   });
 

@@ -81,11 +81,16 @@ export class WebhookReceivedResponse {
 
 export class TenantAlert {
   @ApiProperty({ example: '5f1c2a9e0b7d3c41' }) fingerprint: string;
-  @ApiProperty({ enum: TENANT_ALERT_STATUSES }) status: string;
+  @ApiProperty({ enum: TENANT_ALERT_STATUSES, description: 'As the alert manager reported it' }) status: string;
+  @ApiProperty({ enum: ['firing', 'suppressed', 'resolved'], description: 'firing, suppressed by an active silence, or resolved' })
+  state: string;
+  @ApiProperty({ type: [String], description: 'Identities of the active silences that mute this alert' }) silencedBy: string[];
   @ApiProperty(stringMap) labels: Record<string, string>;
   @ApiProperty(stringMap) annotations: Record<string, string>;
   @ApiProperty({ format: 'date-time' }) startsAt: string;
+  @ApiProperty({ format: 'date-time', description: 'When the alert became active (same as startsAt)' }) activeAt: string;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) endsAt: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'The `value` annotation, when the rule sets one' }) value: string | null;
 }
 
 export class Alerts {

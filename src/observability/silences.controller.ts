@@ -1,0 +1,61 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { CurrentPrincipal, Principal } from '../auth/principal';
+import { ApiStandardErrors } from '../common/api-docs';
+
+const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 } } as const;
+import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
+import { SilencesService } from './silences.service';
+
+/** Alert silences of a monitoring tenant, with Alertmanager v2 semantics and the original client's shapes. */
+@ApiTags('Observability')
+@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'tenantSlug', ...SLUG_PARAM })
+@Controller('api/v1/orgs/:organisationSlug/observability/:tenantSlug/silences')
+export class SilencesController {
+  constructor(private readonly silences: SilencesService) {}
+
+  @Get()
+  @RequireOrgRole('VIEWER')
+  @ApiOperation({
+    summary: "List the tenant's alert silences (pending, active and expired), newest first",
+    description: 'An active silence mutes the alerts all its matchers hold for: they show as `suppressed` in the alert lists and do not count as firing.',
+  })
+  @ApiOkResponse({ type: [SilenceResponse] })
+  @ApiStandardErrors()
+  list(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string): Promise<SilenceResponse[]> {
+    return this.silences.list(ctx.organisation, tenantSlug);
+  }
+
+  @Post()
+  @HttpCode(200)
+  @RequireOrgRole('MEMBER')
+  @ApiOperation({
+    summary: 'Create a silence (audited ALERT_SILENCE_CREATED)',
+    description:
+      'At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt ' +
+      'and in the future; at most 100 silences per tenant that are not expired (409 beyond).',
+  })
+  @ApiOkResponse({ type: SilenceResponse })
+  @ApiStandardErrors({ conflict: 'The tenant already has 100 silences that are not expired' })
+  create(
+    @OrgContext() ctx: OrganisationContext,
+    @Param('tenantSlug') tenantSlug: string,
+    @Body() body: CreateSilenceRequest,
+    @CurrentPrincipal() principal: Principal,
+  ): Promise<SilenceResponse> {
+    return this.silences.create(ctx.organisation, tenantSlug, body, principal.user.username);
+  }
+
+  @Delete(':silenceId')
+  @HttpCode(204)
+  @RequireOrgRole('MEMBER')
+  @ApiOperation({ summary: 'Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED)' })
+  @ApiParam({ name: 'silenceId', format: 'uuid' })
+  @ApiNoContentResponse({ description: 'Expired' })
+  @ApiStandardErrors({ conflict: 'The silence has already expired' })
+  async expire(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Param('silenceId') silenceId: string): Promise<void> {
+    await this.silences.expire(ctx.organisation, tenantSlug, silenceId);
+  }
+}
