@@ -1,10 +1,11 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, PlatformAdminOnly, Principal } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
 import {
+  AdminPutScheduledClusterUpgradeRequest,
   CreateScheduledClusterUpgradeRequest,
   ScheduledClusterUpgradeQuery,
   ScheduledClusterUpgradeResponse,
@@ -24,8 +25,8 @@ export class ScheduledUpgradesAdminController {
   constructor(private readonly upgrades: UpgradesService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List scheduled cluster upgrades of every organisation (platform administrators)' })
-  @ApiPageResponse(ScheduledClusterUpgradeResponse, 'B')
+  @ApiOperation({ summary: 'List scheduled cluster upgrades of every organisation (platform administrators; page form A)' })
+  @ApiPageResponse(ScheduledClusterUpgradeResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: ScheduledClusterUpgradeQuery) {
     return this.upgrades.list(null, query);
@@ -38,6 +39,42 @@ export class ScheduledUpgradesAdminController {
   @ApiStandardErrors({ conflict: 'The cluster already has an open upgrade' })
   create(@CurrentPrincipal() p: Principal, @Body() body: CreateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
     return this.upgrades.adminCreate(p.user, body);
+  }
+
+  @Get(':identity')
+  @ApiOperation({ summary: 'One scheduled cluster upgrade of any organisation (platform administrators)' })
+  @ApiParam({ name: 'identity', format: 'uuid' })
+  @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
+  @ApiStandardErrors()
+  get(@Param('identity', upgradeIdentity) identity: string): Promise<ScheduledClusterUpgradeResponse> {
+    return this.upgrades.get(null, identity);
+  }
+
+  @Delete(':identity')
+  @ApiOperation({ summary: 'Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)' })
+  @ApiParam({ name: 'identity', format: 'uuid' })
+  @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
+  @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })
+  cancel(@CurrentPrincipal() p: Principal, @Param('identity', upgradeIdentity) identity: string): Promise<ScheduledClusterUpgradeResponse> {
+    return this.upgrades.cancel(null, identity, p.user);
+  }
+
+  @Put(':identity')
+  @ApiOperation({
+    summary: "Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)",
+  })
+  @ApiParam({ name: 'identity', format: 'uuid' })
+  @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
+  @ApiStandardErrors({ conflict: 'A status other than CANCELLED, or cancelling an upgrade that started or ended' })
+  put(
+    @CurrentPrincipal() p: Principal,
+    @Param('identity', upgradeIdentity) identity: string,
+    @Body() body: AdminPutScheduledClusterUpgradeRequest,
+  ): Promise<ScheduledClusterUpgradeResponse> {
+    if (body.identity && body.identity.toLowerCase() !== identity.toLowerCase()) {
+      throw ValidationFailedException.forField('identity', 'identity must be the identity in the path');
+    }
+    return this.upgrades.adminSetStatus(identity, body, p.user);
   }
 
   @Patch(':identity')

@@ -12,8 +12,7 @@ import {
   CreateScheduledClusterUpgradeRequest,
   ScheduledClusterUpgradeQuery,
   ScheduledClusterUpgradeResponse,
-  UpdateScheduledClusterUpgradeRequest,
-} from './dto/scheduled-cluster-upgrade.dto';
+  UpdateScheduledClusterUpgradeRequest, AdminPutScheduledClusterUpgradeRequest } from './dto/scheduled-cluster-upgrade.dto';
 import { CANCELLABLE_SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from './scheduled-cluster-upgrade.entity';
 import { toUpgradeResponse, UPGRADE_SELECT, upgradeAuditRefs, UpgradeRow } from './upgrade-rows';
 
@@ -68,10 +67,11 @@ export class UpgradesService {
       `SELECT count(*)::int AS n FROM scheduled_cluster_upgrades u JOIN clusters c ON c.id = u.cluster_id ${whereSql}`,
       params,
     );
-    return toPage(rows.map(toUpgradeResponse), n, req, 'B');
+    // The organisation list is form B (the interface); the admin list, which it does not define, form A.
+    return toPage(rows.map(toUpgradeResponse), n, req, org ? 'B' : 'A');
   }
 
-  async get(org: OrganisationEntity, identity: string): Promise<ScheduledClusterUpgradeResponse> {
+  async get(org: OrganisationEntity | null, identity: string): Promise<ScheduledClusterUpgradeResponse> {
     return toUpgradeResponse(await this.findRow(identity, org));
   }
 
@@ -93,7 +93,7 @@ export class UpgradesService {
   }
 
   /** DELETE: SCHEDULED or SCHEDULED_NOTIFIED -> CANCELLED; anything else 409. */
-  async cancel(org: OrganisationEntity, identity: string, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
+  async cancel(org: OrganisationEntity | null, identity: string, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
     const row = await this.findRow(identity, org, true);
     if (!isCancellable(row.status)) {
       throw new ConflictException(
@@ -123,6 +123,11 @@ export class UpgradesService {
       [req.clusterIdentity],
     );
     if (!cluster) throw new NotFoundException(`Cluster '${req.clusterIdentity}' does not exist.`);
+    if (req.fromClusterVersion !== undefined && req.fromClusterVersion !== cluster.version) {
+      throw new ConflictException(
+        `The cluster runs ${cluster.version}, not fromClusterVersion ${req.fromClusterVersion}; the upgrade was not scheduled.`,
+      );
+    }
     await this.checkTargetVersion(req.toClusterVersion, cluster.version);
     const windowStart = new Date(req.windowStart);
     const windowEnd = new Date(req.windowEnd);
@@ -203,6 +208,36 @@ export class UpgradesService {
       details,
       subject: `${row.environment_slug}/${row.cluster_slug} to ${toVersion}`,
     });
+    return toUpgradeResponse(await this.findRow(identity, null));
+  }
+
+  /**
+   * PUT as the original admin client sends it: `{status, reason}`. The reason can always be changed; the only
+   * status a person may set is CANCELLED (from SCHEDULED or SCHEDULED_NOTIFIED); the others are the scheduler's.
+   */
+  async adminSetStatus(identity: string, req: AdminPutScheduledClusterUpgradeRequest, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
+    const row = await this.findRow(identity, null, true);
+    if (req.status !== undefined && req.status !== row.status) {
+      if (req.status !== 'CANCELLED') {
+        throw new ConflictException(
+          `Scheduled cluster upgrade '${identity}' is ${row.status}; only CANCELLED can be set by hand (the scheduler sets the other states).`,
+        );
+      }
+      await this.cancel(null, identity, by);
+    }
+    if (req.reason !== undefined && req.reason !== row.reason) {
+      await this.query(`UPDATE scheduled_cluster_upgrades SET reason = $2, modified_at = $3, version = version + 1 WHERE id = $1`, [
+        row.id,
+        req.reason,
+        this.clock.now(),
+      ]);
+      this.audit.record({
+        type: 'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+        ...upgradeAuditRefs(row),
+        details: { reason: { old: row.reason, new: req.reason } },
+        subject: `${row.environment_slug}/${row.cluster_slug} to ${row.to_cluster_version}`,
+      });
+    }
     return toUpgradeResponse(await this.findRow(identity, null));
   }
 

@@ -236,6 +236,41 @@ describe('scheduled cluster upgrades', () => {
       expect((await t.admin().post(ADMIN_BASE).send({ ...ok, reason: 'r'.repeat(500) })).status).toBe(200);
     });
 
+    it('serves the original admin client: fromClusterVersion on create, GET one, PUT status/reason, DELETE cancels', async () => {
+      const c = await createCluster(t, org, { version: '1.31.4' });
+      const body = { clusterIdentity: c.identity, fromClusterVersion: '1.31.3', toClusterVersion: '1.31.6', windowStart: future(48), windowEnd: future(50) };
+      const wrongFrom = await t.admin().post(ADMIN_BASE).send(body);
+      expect(wrongFrom.status).toBe(409);
+      expect(wrongFrom.body.message).toMatch(/runs 1\.31\.4/);
+      const created = await t.admin().post(ADMIN_BASE).set('Content-Type', 'application/json').send({ ...body, fromClusterVersion: '1.31.4' });
+      expect(created.status).toBe(200);
+      const id = created.body.identity;
+
+      const one = await t.admin().get(`${ADMIN_BASE}/${id}`);
+      expect(one.status).toBe(200);
+      expect(one.body).toMatchObject({ identity: id, status: 'SCHEDULED' });
+      expect((await t.admin().get(`${ADMIN_BASE}/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+
+      const reason = await t.admin().put(`${ADMIN_BASE}/${id}`).send({ identity: id, reason: 'moved by ops' });
+      expect(reason.status).toBe(200);
+      expect(reason.body.reason).toBe('moved by ops');
+      expect((await t.admin().put(`${ADMIN_BASE}/${id}`).send({ status: 'SUCCEEDED' })).status).toBe(409);
+      expect((await t.admin().put(`${ADMIN_BASE}/${id}`).send({ status: 'SKIPPED' })).status).toBe(400);
+
+      const cancelled = await t.admin().delete(`${ADMIN_BASE}/${id}`).set('Content-Type', 'application/json');
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.status).toBe('CANCELLED');
+      expect((await t.admin().delete(`${ADMIN_BASE}/${id}`)).status).toBe(409);
+      const types = await t.db.query(`SELECT type FROM audit_events WHERE referenced_entity_identity = $1 ORDER BY id`, [id]);
+      expect(types.map((r: { type: string }) => r.type)).toEqual([
+        'SCHEDULED_CLUSTER_UPGRADE_CREATED',
+        'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+        'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',
+      ]);
+      const list = await t.admin().get(ADMIN_BASE);
+      expect(list.body.sort).toEqual(expect.objectContaining({ empty: expect.any(Boolean) })); // page form A
+    });
+
     it('edits the window and target while not started, and re-announces a notified upgrade', async () => {
       const c = await createCluster(t, org, { version: '1.31.4' });
       const id = await insertUpgrade(t, org, c, 'SCHEDULED_NOTIFIED', { from: '1.31.4', to: '1.31.5' });

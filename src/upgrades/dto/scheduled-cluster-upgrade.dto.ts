@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsArray, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
-import { SCHEDULED_UPGRADE_STATUSES } from '../scheduled-cluster-upgrade.entity';
+import { SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from '../scheduled-cluster-upgrade.entity';
 
 /** Repeatable and comma-separated: ?x=a&x=b,c -> [a, b, c]. */
 const toList = ({ value }: { value: unknown }) => {
@@ -73,6 +73,25 @@ export class CreateScheduledClusterUpgradeRequest {
   windowEnd: string;
 
   @ApiPropertyOptional({ maxLength: 500, example: 'security patch' })
+  @IsOptional() @IsString() @Length(1, 500, { message: 'reason must be 1 to 500 characters' })
+  reason?: string;
+
+  @ApiPropertyOptional({ example: '1.31.5', description: 'When given (the original admin client sends it), the version the cluster must run; 409 otherwise' })
+  @IsOptional() @IsString() @Matches(VERSION_PATTERN, { message: 'fromClusterVersion must look like 1.31.5' })
+  fromClusterVersion?: string;
+}
+
+/** PUT of the original admin client: `{identity, status, reason}`. */
+export class AdminPutScheduledClusterUpgradeRequest {
+  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path' })
+  @IsOptional() @IsUUID('all', { message: 'identity must be a UUID' })
+  identity?: string;
+
+  @ApiPropertyOptional({ enum: SCHEDULED_UPGRADE_STATUSES, description: 'Only CANCELLED may be set by hand' })
+  @IsOptional() @IsIn(SCHEDULED_UPGRADE_STATUSES, { message: `status must be one of: ${SCHEDULED_UPGRADE_STATUSES.join(', ')}` })
+  status?: ScheduledUpgradeStatus;
+
+  @ApiPropertyOptional({ maxLength: 500 })
   @IsOptional() @IsString() @Length(1, 500, { message: 'reason must be 1 to 500 characters' })
   reason?: string;
 }
