@@ -104,7 +104,10 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const url = (this.dataSource.options as { url?: string }).url;
     const client = new Client({ connectionString: url, application_name: 'cluster-management-service-listener' });
     client.on('notification', () => this.kick());
-    client.on('error', (err) => this.logger.warn({ err }, 'Cluster change listener lost its connection; polling continues'));
+    client.on('error', (err) => {
+      // At shutdown the database may stop before this connection is ended: nothing to report then.
+      if (!this.stopped) this.logger.warn({ err }, 'Cluster change listener lost its connection; polling continues');
+    });
     client.on('end', () => {
       if (this.listener === client && !this.stopped) {
         this.listener = null;
