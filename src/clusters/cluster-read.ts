@@ -158,7 +158,7 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
        (SELECT COALESCE(json_agg(x), '[]') FROM (
           SELECT name, available, kubernetes_cluster_version FROM update_channels WHERE name = ANY($5::text[])) x) AS channels,
        (SELECT COALESCE(json_agg(x), '[]') FROM (
-          SELECT s.id, s.identity, s.name, s.windows,
+          SELECT s.id, s.identity, s.name, s.windows, s.time_zone,
                  (SELECT count(*) FROM clusters x WHERE x.maintenance_schedule_id = s.id AND x.deleted_at IS NULL)::bigint AS cluster_count
             FROM maintenance_schedules s WHERE s.id = ANY($6::bigint[])) x) AS schedules,
        (SELECT COALESCE(json_agg(x), '[]') FROM (
@@ -286,6 +286,7 @@ function scheduleRef(s: Record<string, any>): MaintenanceScheduleRefDto {
       duration: w.duration,
       startTime: w.startTime,
     })),
+    timeZone: s.time_zone ?? 'UTC',
   };
 }
 

@@ -6,7 +6,7 @@ export type Weekday = (typeof WEEKDAYS)[number];
 
 export interface MaintenanceWindow {
   day: Weekday;
-  /** `HH:mm`, UTC. */
+  /** `HH:mm`, local to the schedule's time zone. */
   startTime: string;
   /** Minutes, 30..1440. */
   duration: number;
@@ -19,6 +19,8 @@ export class MaintenanceScheduleEntity {
   @Column({ type: 'bigint' }) organisationId: number;
   @Column({ type: 'text' }) name: string;
   @Column({ type: 'jsonb', default: () => `'[]'` }) windows: MaintenanceWindow[];
+  /** IANA time zone the windows' start times are local to. */
+  @Column({ type: 'text', default: 'UTC' }) timeZone: string;
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;
   @VersionColumn() version: number;

@@ -1,8 +1,9 @@
+import { DateTime } from 'luxon';
 import { MaintenanceWindow, Weekday, WEEKDAYS } from './maintenance-schedule.entity';
 
 /**
- * Pure arithmetic on weekly maintenance windows. All times are UTC; a week is counted in minutes
- * from Monday 00:00, and a window may run past Sunday midnight into Monday.
+ * Pure arithmetic on weekly maintenance windows. Start times are local to the schedule's IANA time zone (UTC
+ * by default); a week is counted in minutes from Monday 00:00, and a window may run past Sunday midnight.
  */
 
 export const MINUTES_PER_DAY = 24 * 60;
@@ -39,11 +40,9 @@ export function windowStartMinute(w: MaintenanceWindow): number {
   return day * MINUTES_PER_DAY + start;
 }
 
-/** Start of the UTC week (Monday 00:00) holding `at`. */
-export function startOfWeek(at: Date): Date {
-  const d = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate()));
-  const mondayBased = (d.getUTCDay() + 6) % 7;
-  return new Date(d.getTime() - mondayBased * MINUTES_PER_DAY * MS_PER_MINUTE);
+/** Start of the week (Monday 00:00 local to `zone`) holding `at`. */
+export function startOfWeek(at: Date, zone = 'UTC'): DateTime {
+  return DateTime.fromJSDate(at, { zone }).startOf('week');
 }
 
 export interface WindowOccurrence {
@@ -52,17 +51,27 @@ export interface WindowOccurrence {
   window: MaintenanceWindow;
 }
 
-function occurrence(w: MaintenanceWindow, weekStart: Date, weekOffset: number): WindowOccurrence {
-  const startMs = weekStart.getTime() + (weekOffset * MINUTES_PER_WEEK + windowStartMinute(w)) * MS_PER_MINUTE;
+/**
+ * The occurrence of `w` in the week `weekOffset` weeks after `weekStart`, computed in the schedule's zone with
+ * Luxon: calendar days keep their wall-clock time across daylight-saving changes, and a start time the clocks
+ * skip (02:30 on the night they jump forward) moves forward by the length of the gap (03:30). The duration is
+ * elapsed time.
+ */
+function occurrence(w: MaintenanceWindow, weekStart: DateTime, weekOffset: number): WindowOccurrence {
+  const minute = windowStartMinute(w);
+  const local = weekStart
+    .plus({ weeks: weekOffset, days: Math.floor(minute / MINUTES_PER_DAY) })
+    .set({ hour: Math.floor((minute % MINUTES_PER_DAY) / 60), minute: minute % 60, second: 0, millisecond: 0 });
+  const startMs = local.toMillis();
   return { start: new Date(startMs), end: new Date(startMs + w.duration * MS_PER_MINUTE), window: w };
 }
 
 /** The earliest occurrence of any window that starts strictly after `after`; null without windows. */
-export function nextWindowStart(windows: MaintenanceWindow[], after: Date): WindowOccurrence | null {
-  const weekStart = startOfWeek(after);
+export function nextWindowStart(windows: MaintenanceWindow[], after: Date, zone = 'UTC'): WindowOccurrence | null {
+  const weekStart = startOfWeek(after, zone);
   let best: WindowOccurrence | null = null;
   for (const w of windows) {
-    for (const offset of [0, 1]) {
+    for (const offset of [0, 1, 2]) {
       const o = occurrence(w, weekStart, offset);
       if (o.start.getTime() > after.getTime()) {
         if (!best || o.start < best.start) best = o;
@@ -74,8 +83,8 @@ export function nextWindowStart(windows: MaintenanceWindow[], after: Date): Wind
 }
 
 /** The occurrence of a window that is open at `at` (start <= at < end), if any. */
-export function windowContaining(windows: MaintenanceWindow[], at: Date): WindowOccurrence | null {
-  const weekStart = startOfWeek(at);
+export function windowContaining(windows: MaintenanceWindow[], at: Date, zone = 'UTC'): WindowOccurrence | null {
+  const weekStart = startOfWeek(at, zone);
   for (const w of windows) {
     // A window opened last week may still be running past Sunday midnight.
     for (const offset of [0, -1]) {
@@ -90,10 +99,10 @@ export function windowContaining(windows: MaintenanceWindow[], at: Date): Window
  * The window an upgrade planned at `now` goes into: the one open now when at least the minimum window length
  * (30 minutes) of it remains, otherwise the next one to open. Null without windows.
  */
-export function plannableWindow(windows: MaintenanceWindow[], now: Date): WindowOccurrence | null {
-  const open = windowContaining(windows, now);
+export function plannableWindow(windows: MaintenanceWindow[], now: Date, zone = 'UTC'): WindowOccurrence | null {
+  const open = windowContaining(windows, now, zone);
   if (open && open.end.getTime() - now.getTime() >= MIN_WINDOW_DURATION * MS_PER_MINUTE) return open;
-  return nextWindowStart(windows, now);
+  return nextWindowStart(windows, now, zone);
 }
 
 /** Pairs of window indexes that overlap, counting the wrap from Sunday into Monday. */

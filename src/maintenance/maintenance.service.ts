@@ -22,6 +22,7 @@ export function toMaintenanceScheduleResponse(s: MaintenanceScheduleEntity, clus
     identity: s.identity,
     name: s.name,
     windows: s.windows.map((w) => ({ day: w.day, duration: w.duration, startTime: w.startTime })),
+    timeZone: s.timeZone ?? 'UTC',
   };
 }
 
@@ -79,13 +80,14 @@ export class MaintenanceService {
   async create(org: OrganisationEntity, req: CreateMaintenanceScheduleRequest): Promise<MaintenanceScheduleResponse> {
     const windows = this.normaliseWindows(req.windows);
     const now = this.clock.now();
-    const entity = this.repo.create({ organisationId: org.id, name: req.name.trim(), windows, createdAt: now, modifiedAt: now });
+    const timeZone = req.timeZone ?? 'UTC';
+    const entity = this.repo.create({ organisationId: org.id, name: req.name.trim(), windows, timeZone, createdAt: now, modifiedAt: now });
     await this.repo.save(entity);
     this.audit.record({
       type: 'MAINTENANCE_SCHEDULE_CREATED',
       organisation: { id: org.id, slug: org.slug },
       referencedEntityIdentity: entity.identity,
-      details: auditDiff(null, { name: entity.name, windows: entity.windows }),
+      details: auditDiff(null, { name: entity.name, windows: entity.windows, timeZone }),
       subject: entity.name,
     });
     return this.respond(entity);
@@ -93,10 +95,11 @@ export class MaintenanceService {
 
   async update(org: OrganisationEntity, identity: string, req: UpdateMaintenanceScheduleRequest): Promise<MaintenanceScheduleResponse> {
     const entity = await this.find(org, identity, true);
-    const before = { name: entity.name, windows: entity.windows };
+    const before = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone };
     if (req.name !== undefined) entity.name = req.name.trim();
     if (req.windows !== undefined) entity.windows = this.normaliseWindows(req.windows);
-    const after = { name: entity.name, windows: entity.windows };
+    if (req.timeZone !== undefined) entity.timeZone = req.timeZone;
+    const after = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone };
     const details = auditDiff(before, after);
     if (Object.keys(details).length > 0) {
       entity.modifiedAt = this.clock.now();

@@ -54,6 +54,7 @@ interface CandidateCluster {
   channel_name: string;
   channel_version: string;
   windows: MaintenanceWindow[] | null;
+  time_zone: string | null;
 }
 
 /**
@@ -183,8 +184,8 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * schedule's next window and goes back to SCHEDULED so the new window is announced.
    */
   private async replan(now: Date): Promise<void> {
-    const rows = await this.q<UpgradeRow & { windows: MaintenanceWindow[] | null }>(
-      `SELECT ${UPGRADE_COLUMNS}, ms.windows
+    const rows = await this.q<UpgradeRow & { windows: MaintenanceWindow[] | null; time_zone: string }>(
+      `SELECT ${UPGRADE_COLUMNS}, ms.windows, ms.time_zone
          ${UPGRADE_FROM}
          JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_start > $1
@@ -194,7 +195,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       [now],
     );
     for (const row of rows) {
-      const next = row.windows?.length ? nextWindowStart(row.windows, now) : null;
+      const next = row.windows?.length ? nextWindowStart(row.windows, now, row.time_zone) : null;
       if (!next) continue;
       if (next.start.getTime() === row.window_start.getTime() && next.end.getTime() === row.window_end.getTime()) continue;
       await this.savepoint(async () => {
@@ -228,7 +229,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
     const candidates = await this.q<CandidateCluster>(
       `SELECT c.id, c.organisation_id, c.version, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
-              ms.windows
+              ms.windows, ms.time_zone
          FROM clusters c
          JOIN update_channels ch ON ch.name = c.update_channel
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
@@ -245,7 +246,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     for (const c of candidates) {
       if (!this.newer(c.channel_version, c.version)) continue;
       // The window open now when enough of it remains (a user who opens a window wants it used), else the next.
-      const occurrence = c.windows?.length ? plannableWindow(c.windows, now) : null;
+      const occurrence = c.windows?.length ? plannableWindow(c.windows, now, c.time_zone ?? 'UTC') : null;
       const windowStart = occurrence?.start ?? new Date(now.getTime() + DEFAULT_WINDOW_DELAY_MS);
       const windowEnd = occurrence?.end ?? new Date(windowStart.getTime() + DEFAULT_WINDOW_LENGTH_MS);
       const reason = `update channel ${c.channel_name} moved to ${c.channel_version}`;

@@ -180,6 +180,7 @@ describe('cluster create: validation, quota, conflicts and roles', () => {
       clusterCount: 1,
       identity: scheduleIdentity,
       name: 'weekly',
+      timeZone: 'UTC',
       windows: [{ day: 'TUESDAY', startTime: '02:00', duration: 120 }],
     });
     expect(ok.body.updateChannel).toEqual({ name: 'rapid', available: true, kubernetesClusterVersion: '1.32.1' });

@@ -168,7 +168,7 @@ describe('cluster update: transitions, delete protection, versions, settings', (
       podSecurityStandardsProfile: 'restricted',
       ipWhitelist: [{ cidr: '198.51.100.0/24', description: 'vpn' }],
       clusterAutoscalerSettings: { 'scale-down-utilization-threshold': 0.4, 'scale-down-unneeded-time': '10m' },
-      maintenanceSchedule: { identity: s.identity, name: 'nightly', clusterCount: 1, windows: [] },
+      maintenanceSchedule: { identity: s.identity, name: 'nightly', clusterCount: 1, windows: [], timeZone: 'UTC' },
       upstreamCluster: { identity: up.identity, slug: { slugValue: 'upstream' }, environmentSlug: { slugValue: 'production' }, version: '1.31.5' },
       downstreamClusters: [],
     });

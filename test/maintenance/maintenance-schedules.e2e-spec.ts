@@ -40,11 +40,12 @@ describe('maintenance schedules', () => {
       ],
     });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['clusterCount', 'identity', 'name', 'windows']);
+    expect(Object.keys(res.body).sort()).toEqual(['clusterCount', 'identity', 'name', 'timeZone', 'windows']);
     expect(res.body).toEqual({
       clusterCount: 0,
       identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'Nightly',
+      timeZone: 'UTC',
       windows: [
         { day: 'MONDAY', startTime: '01:00', duration: 60 },
         { day: 'TUESDAY', startTime: '02:00', duration: 120 },
@@ -161,6 +162,7 @@ describe('maintenance schedules', () => {
       clusterCount: 1,
       identity: created.identity,
       name: 'Changed',
+      timeZone: 'UTC',
       windows: [{ day: 'WEDNESDAY', startTime: '03:00', duration: 90 }],
     });
     const onlyName = await t.as(member.token).patch(path).send({ name: 'Changed again' });

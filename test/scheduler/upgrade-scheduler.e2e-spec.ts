@@ -402,3 +402,42 @@ describe('upgrade scheduler: the window open now', () => {
     expect((await upgradesOf(c))[0]).toMatchObject({ status: 'SCHEDULED', windowStart: '2026-11-30T00:00:00.000Z' });
   });
 });
+
+describe('maintenance schedules local to a time zone', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let org: OrgFixture;
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await t.createUser('tz-owner');
+    org = await createOrg(t, 'tzorg', [{ user: owner, role: 'OWNER' }]);
+  });
+  afterAll(() => t.close());
+
+  it('stores and answers the IANA zone (UTC by default), refuses unknown zones, and plans in local time across the DST change', async () => {
+    const base = '/api/v1/organisations/tzorg/maintenance-schedule';
+    const utc = await t.as(owner.token).post(base).send({ name: 'utc', windows: [{ day: 'sun', startTime: '02:30', duration: 60 }] });
+    expect(utc.body.timeZone).toBe('UTC');
+    const bad = await t.as(owner.token).post(base).send({ name: 'bad', timeZone: 'Mars/Olympus', windows: [{ day: 'sun', startTime: '02:30', duration: 60 }] });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0]).toEqual({ field: 'timeZone', message: "timeZone 'Mars/Olympus' is not a known IANA time zone (e.g. Europe/Amsterdam, UTC)" });
+    const ams = await t.as(owner.token).post(base).send({ name: 'ams', timeZone: 'Europe/Amsterdam', windows: [{ day: 'SUNDAY', startTime: '02:30', duration: 60 }] });
+    expect(ams.status).toBe(200);
+    expect(ams.body).toMatchObject({ timeZone: 'Europe/Amsterdam', windows: [{ day: 'SUNDAY', startTime: '02:30', duration: 60 }] });
+    const patched = await t.as(owner.token).patch(`${base}/${utc.body.identity}`).send({ timeZone: 'Asia/Tokyo' });
+    expect(patched.body.timeZone).toBe('Asia/Tokyo');
+    const [audit] = await t.db.query(`SELECT details FROM audit_events WHERE type = 'MAINTENANCE_SCHEDULE_UPDATED' ORDER BY id DESC LIMIT 1`);
+    expect(audit.details.timeZone).toEqual({ old: 'UTC', new: 'Asia/Tokyo' });
+
+    // An auto-upgrade on the Amsterdam schedule is planned at 02:30 local, which the DST night moves to 03:30 CEST.
+    const [row] = await t.db.query(`SELECT id FROM maintenance_schedules WHERE identity = $1`, [ams.body.identity]);
+    await createChannel(t, 'ch-tz', '1.31.5');
+    const c = await createCluster(t, org, { slug: 'tz', version: '1.31.5', updateChannel: 'ch-tz', autoUpgrade: true, maintenanceScheduleId: Number(row.id) });
+    await moveChannel(t, 'ch-tz', '1.31.6');
+    t.clock.set(at('2026-03-23T12:00:00Z'));
+    await t.get(UpgradeSchedulerService).runOnce();
+    const [u] = (await t.as(owner.token).get(`/api/v1/orgs/tzorg/scheduled-cluster-upgrades?clusterIdentities=${c.identity}`)).body.content;
+    expect(u).toMatchObject({ windowStart: '2026-03-29T01:30:00.000Z', windowEnd: '2026-03-29T02:30:00.000Z' });
+    t.clock.set(null);
+  });
+});

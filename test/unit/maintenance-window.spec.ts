@@ -33,9 +33,9 @@ describe('maintenance window arithmetic', () => {
   });
 
   it('finds the start of the UTC week (Monday 00:00)', () => {
-    expect(startOfWeek(at('2026-11-22T23:59:00Z')).toISOString()).toBe('2026-11-16T00:00:00.000Z'); // Sunday
-    expect(startOfWeek(at('2026-11-23T00:00:00Z')).toISOString()).toBe('2026-11-23T00:00:00.000Z'); // Monday
-    expect(startOfWeek(at('2026-11-25T12:00:00Z')).toISOString()).toBe('2026-11-23T00:00:00.000Z');
+    expect(startOfWeek(at('2026-11-22T23:59:00Z')).toUTC().toISO()).toBe('2026-11-16T00:00:00.000Z'); // Sunday
+    expect(startOfWeek(at('2026-11-23T00:00:00Z')).toUTC().toISO()).toBe('2026-11-23T00:00:00.000Z'); // Monday
+    expect(startOfWeek(at('2026-11-25T12:00:00Z')).toUTC().toISO()).toBe('2026-11-23T00:00:00.000Z');
   });
 
   it('gives the next window start strictly after an instant', () => {
@@ -94,5 +94,28 @@ describe('plannableWindow: the open window when enough of it remains', () => {
     expect(open?.end.toISOString()).toBe('2026-11-23T02:00:00.000Z');
     const tooLate = plannableWindow(windows, new Date('2026-11-23T01:45:00Z')); // 15 min left
     expect(tooLate?.start.toISOString()).toBe('2026-11-29T23:00:00.000Z');
+  });
+});
+
+describe('windows local to a time zone (Luxon), across daylight-saving changes', () => {
+  const SUNDAY_0230 = [{ day: 'SUNDAY', startTime: '02:30', duration: 60 }] as never;
+  it('keeps the local start time in Europe/Amsterdam through the week clocks jump forward', () => {
+    const zone = 'Europe/Amsterdam';
+    // The Sunday before the change (CET, UTC+1): 02:30 local is 01:30Z.
+    expect(nextWindowStart(SUNDAY_0230, new Date('2026-03-20T00:00:00Z'), zone)?.start.toISOString()).toBe('2026-03-22T01:30:00.000Z');
+    // 29 March 2026, 02:00 -> 03:00: 02:30 does not exist and moves forward by the gap, to 03:30 CEST (01:30Z).
+    const gap = nextWindowStart(SUNDAY_0230, new Date('2026-03-23T00:00:00Z'), zone);
+    expect(gap?.start.toISOString()).toBe('2026-03-29T01:30:00.000Z');
+    expect(gap?.end.toISOString()).toBe('2026-03-29T02:30:00.000Z'); // duration is elapsed time
+    // The Sunday after (CEST, UTC+2): 02:30 local is 00:30Z.
+    expect(nextWindowStart(SUNDAY_0230, new Date('2026-03-30T00:00:00Z'), zone)?.start.toISOString()).toBe('2026-04-05T00:30:00.000Z');
+    // Clocks back on 25 October: 02:30 happens twice; the first (CEST, 00:30Z) is used.
+    expect(nextWindowStart(SUNDAY_0230, new Date('2026-10-20T00:00:00Z'), zone)?.start.toISOString()).toBe('2026-10-25T00:30:00.000Z');
+  });
+  it('finds the window open now in the local week', () => {
+    const mondayLocal = [{ day: 'MONDAY', startTime: '00:00', duration: 120 }] as never;
+    // Monday 00:30 in Tokyo is Sunday 15:30Z.
+    const open = windowContaining(mondayLocal, new Date('2026-11-22T15:30:00Z'), 'Asia/Tokyo');
+    expect(open?.start.toISOString()).toBe('2026-11-22T15:00:00.000Z');
   });
 });

@@ -307,6 +307,7 @@ export class MaintenanceScheduleRefDto {
   @ApiProperty({ format: 'uuid' }) identity: string;
   @ApiProperty() name: string;
   @ApiProperty({ type: [MaintenanceWindowDto] }) windows: MaintenanceWindowDto[];
+  @ApiProperty({ example: 'Europe/Amsterdam', description: "IANA time zone of the windows' start times" }) timeZone: string;
 }
 
 export class TenantClusterRefDto {

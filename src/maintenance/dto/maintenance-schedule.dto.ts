@@ -13,7 +13,21 @@ import {
   Max,
   Min,
   ValidateNested,
+  MaxLength,
+  ValidateBy,
 } from 'class-validator';
+import { IANAZone } from 'luxon';
+
+/** An IANA time zone name Luxon (the ICU data of Node) knows, e.g. Europe/Amsterdam or UTC. */
+function IsIanaTimeZone() {
+  return ValidateBy({
+    name: 'isIanaTimeZone',
+    validator: {
+      validate: (v: unknown) => typeof v === 'string' && IANAZone.isValidZone(v),
+      defaultMessage: (args) => `timeZone '${String(args?.value)}' is not a known IANA time zone (e.g. Europe/Amsterdam, UTC)`,
+    },
+  });
+}
 import { WEEKDAYS } from '../maintenance-schedule.entity';
 import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN } from '../maintenance-window';
 
@@ -52,6 +66,17 @@ export class CreateMaintenanceScheduleRequest {
   @ArrayMaxSize(MAX_WINDOWS_PER_SCHEDULE, { message: `windows may hold at most ${MAX_WINDOWS_PER_SCHEDULE} windows` })
   @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
   windows: MaintenanceWindowRequest[];
+
+  @ApiPropertyOptional({
+    example: 'Europe/Amsterdam',
+    default: 'UTC',
+    maxLength: 64,
+    description:
+      'IANA time zone the windows\' start times are local to. On the night clocks jump forward, a window starting in the ' +
+      'skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.',
+  })
+  @IsOptional() @IsString() @MaxLength(64) @IsIanaTimeZone()
+  timeZone?: string;
 }
 
 /** PATCH: the same fields and bounds, each optional. */
@@ -66,6 +91,17 @@ export class UpdateMaintenanceScheduleRequest {
   @ArrayMaxSize(MAX_WINDOWS_PER_SCHEDULE, { message: `windows may hold at most ${MAX_WINDOWS_PER_SCHEDULE} windows` })
   @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
   windows?: MaintenanceWindowRequest[];
+
+  @ApiPropertyOptional({
+    example: 'Europe/Amsterdam',
+    default: 'UTC',
+    maxLength: 64,
+    description:
+      'IANA time zone the windows\' start times are local to. On the night clocks jump forward, a window starting in the ' +
+      'skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.',
+  })
+  @IsOptional() @IsString() @MaxLength(64) @IsIanaTimeZone()
+  timeZone?: string;
 }
 
 export class MaintenanceWindowResponse {
@@ -79,4 +115,5 @@ export class MaintenanceScheduleResponse {
   @ApiProperty({ format: 'uuid' }) identity: string;
   @ApiProperty() name: string;
   @ApiProperty({ type: [MaintenanceWindowResponse] }) windows: MaintenanceWindowResponse[];
+  @ApiProperty({ example: 'Europe/Amsterdam', description: "IANA time zone of the windows' start times" }) timeZone: string;
 }
