@@ -1,3 +1,4 @@
+import * as semver from 'semver';
 /**
  * The read side of clusters, kept free of Nest and TypeORM so that the SQL of the hot queries stays in
  * one visible place and the benchmark's baseline server runs exactly the same statements and mapping.
@@ -40,7 +41,7 @@ const ids = (xs: (number | null | undefined)[]) => [...new Set(xs.filter((x): x 
 /** Every column of `clusters`, aliased to the entity's property names. */
 export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisationId", c.environment_id AS "environmentId",
   c.cloud_account_id AS "cloudAccountId", c.cloud_credentials_id AS "cloudCredentialsId", c.slug, c.name, c.description,
-  c.region, c.cloud_provider AS "cloudProvider", c.version, c.update_channel AS "updateChannel", c.auto_upgrade AS "autoUpgrade",
+  c.region, c.cloud_provider AS "cloudProvider", c.version, c.update_channel AS "updateChannel", c.auto_upgrade AS "autoUpgrade", c.auto_upgrade_policy AS "autoUpgradePolicy",
   c.highly_available AS "highlyAvailable", c.enable_multi_availability_zones AS "enableMultiAvailabilityZones",
   c.enable_nat_gateway AS "enableNatGateway", c.enable_network_encryption AS "enableNetworkEncryption",
   c.pod_security_standards_profile AS "podSecurityStandardsProfile", c.delete_protection AS "deleteProtection", c.cni,
@@ -220,6 +221,12 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
       ),
       platformOIDC: c.platformOidc,
       autoUpgrade: c.autoUpgrade,
+      autoUpgradePolicy: c.autoUpgradePolicy ?? 'PATCH_AND_MINOR',
+      // The channel's version when it is newer than what the cluster runs (whether or not it will be planned).
+      upgradeAvailable:
+        chan && semver.valid(chan.kubernetes_cluster_version) && semver.valid(c.version) && semver.gt(chan.kubernetes_cluster_version, c.version)
+          ? chan.kubernetes_cluster_version
+          : null,
       cloudAccount: {
         displayName: acc?.display_name ?? '',
         identity: acc?.identity ?? '',

@@ -78,6 +78,9 @@ export interface ClusterAutoscalerSettings {
  * The desired state of a cluster (what the reconciler drives towards) plus the reconciler's
  * bookkeeping and the actual state last observed by the driver.
  */
+export const AUTO_UPGRADE_POLICIES = ['PATCH_AND_MINOR', 'PATCH_ONLY'] as const;
+export type AutoUpgradePolicy = (typeof AUTO_UPGRADE_POLICIES)[number];
+
 @Entity('clusters')
 export class ClusterEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' }) id: number;
@@ -98,6 +101,8 @@ export class ClusterEntity {
   /** update_channels.name */
   @Column({ type: 'text', nullable: true }) updateChannel: string | null;
   @Column({ type: 'boolean', default: false }) autoUpgrade: boolean;
+  /** PATCH_ONLY: the scheduler plans only upgrades within the minor the cluster runs. */
+  @Column({ type: 'text', default: 'PATCH_AND_MINOR' }) autoUpgradePolicy: AutoUpgradePolicy;
   @Column({ type: 'boolean', default: false }) highlyAvailable: boolean;
   @Column({ type: 'boolean', default: false }) enableMultiAvailabilityZones: boolean;
   @Column({ type: 'boolean', default: false }) enableNatGateway: boolean;

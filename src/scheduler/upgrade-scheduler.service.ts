@@ -55,6 +55,14 @@ interface CandidateCluster {
   channel_version: string;
   windows: MaintenanceWindow[] | null;
   time_zone: string | null;
+  auto_upgrade_policy: string;
+}
+
+/** Same major and minor: the step is a patch. */
+function samePatchLine(a: string, b: string): boolean {
+  const x = semver.parse(a);
+  const y = semver.parse(b);
+  return !!x && !!y && x.major === y.major && x.minor === y.minor;
 }
 
 /**
@@ -228,7 +236,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   /** Auto-upgrade clusters behind their channel, with no open upgrade: SCHEDULED in the next window. */
   private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
     const candidates = await this.q<CandidateCluster>(
-      `SELECT c.id, c.organisation_id, c.version, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
+      `SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
               ms.windows, ms.time_zone
          FROM clusters c
          JOIN update_channels ch ON ch.name = c.update_channel
@@ -245,6 +253,8 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     );
     for (const c of candidates) {
       if (!this.newer(c.channel_version, c.version)) continue;
+      // PATCH_ONLY: a channel on another minor plans nothing (the cluster shows upgradeAvailable instead).
+      if (c.auto_upgrade_policy === 'PATCH_ONLY' && !samePatchLine(c.channel_version, c.version)) continue;
       // The window open now when enough of it remains (a user who opens a window wants it used), else the next.
       const occurrence = c.windows?.length ? plannableWindow(c.windows, now, c.time_zone ?? 'UTC') : null;
       const windowStart = occurrence?.start ?? new Date(now.getTime() + DEFAULT_WINDOW_DELAY_MS);

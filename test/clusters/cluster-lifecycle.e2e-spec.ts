@@ -52,7 +52,7 @@ describe('cluster lifecycle through the API and the reconciler', () => {
     });
     expect(Object.keys(res.body).sort()).toEqual(
       [
-        'addons', 'platformOIDC', 'autoUpgrade', 'cloudAccount', 'cloudCredentials', 'cloudProvider', 'clusterPodSubnet', 'serviceSubnet',
+        'addons', 'platformOIDC', 'autoUpgrade', 'autoUpgradePolicy', 'upgradeAvailable', 'cloudAccount', 'cloudCredentials', 'cloudProvider', 'clusterPodSubnet', 'serviceSubnet',
         'cni', 'cpu', 'memory', 'createdAt', 'modifiedAt', 'deletedAt', 'customerIdentity', 'customerSlug', 'deleteProtection',
         'description', 'desiredStatus', 'enableMultiAvailabilityZones', 'enableNATGateway', 'enableNetworkEncryption',
         'environmentIdentity', 'environmentMetricsRules', 'environmentSlug', 'highlyAvailable', 'identity', 'ipWhitelist',

@@ -441,3 +441,41 @@ describe('maintenance schedules local to a time zone', () => {
     t.clock.set(null);
   });
 });
+
+describe('auto-upgrade policy', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let org: OrgFixture;
+  beforeAll(async () => {
+    t = await startTestApp();
+    owner = await t.createUser('policy-owner');
+    org = await createOrg(t, 'policy', [{ user: owner, role: 'OWNER' }]);
+  });
+  afterAll(() => t.close());
+
+  it('PATCH_ONLY plans patches but not a new minor, and the cluster shows the upgrade is available', async () => {
+    await createChannel(t, 'ch-policy', '1.30.9');
+    const c = await createCluster(t, org, { slug: 'patchonly', version: '1.30.9', updateChannel: 'ch-policy', autoUpgrade: true });
+    const env = (await t.db.query(`SELECT e.slug FROM clusters c JOIN environments e ON e.id = c.environment_id WHERE c.id = $1`, [c.id]))[0].slug;
+    const path = `/api/v1/orgs/policy/clusters/${env}/patchonly`;
+    const set = await t.as(owner.token).patch(path).send({ autoUpgradePolicy: 'PATCH_ONLY' });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ autoUpgradePolicy: 'PATCH_ONLY', upgradeAvailable: null });
+    expect((await t.as(owner.token).patch(path).send({ autoUpgradePolicy: 'MINOR_ONLY' })).status).toBe(400);
+
+    await moveChannel(t, 'ch-policy', '1.31.6'); // a new minor
+    t.clock.set(at('2026-11-23T10:00:00Z'));
+    await t.get(UpgradeSchedulerService).runOnce();
+    const list = (await t.as(owner.token).get(`/api/v1/orgs/policy/scheduled-cluster-upgrades?clusterIdentities=${c.identity}`)).body;
+    expect(list.content).toEqual([]);
+    const got = await t.as(owner.token).get(path);
+    expect(got.body.upgradeAvailable).toBe('1.31.6');
+
+    // Back to PATCH_AND_MINOR: the minor upgrade is planned.
+    await t.as(owner.token).patch(path).send({ autoUpgradePolicy: 'PATCH_AND_MINOR' }).expect(200);
+    await t.get(UpgradeSchedulerService).runOnce();
+    const planned = (await t.as(owner.token).get(`/api/v1/orgs/policy/scheduled-cluster-upgrades?clusterIdentities=${c.identity}`)).body.content;
+    expect(planned[0]).toMatchObject({ toClusterVersion: '1.31.6' });
+    t.clock.set(null);
+  });
+});

@@ -23,6 +23,8 @@ import {
   CNI_TYPES,
   POD_SECURITY_STANDARDS_PROFILES,
   PROVISION_STATUSES,
+  AUTO_UPGRADE_POLICIES,
+  AutoUpgradePolicy,
 } from '../cluster.entity';
 import { CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
@@ -140,6 +142,14 @@ export class CreateClusterRequest {
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
   enableAutoUpgrade?: boolean;
 
+  @ApiPropertyOptional({
+    enum: AUTO_UPGRADE_POLICIES,
+    default: 'PATCH_AND_MINOR',
+    description: 'PATCH_ONLY limits auto-upgrades to patch versions of the minor the cluster runs',
+  })
+  @IsOptional() @IsIn(AUTO_UPGRADE_POLICIES, { message: `autoUpgradePolicy must be one of: ${AUTO_UPGRADE_POLICIES.join(', ')}` })
+  autoUpgradePolicy?: AutoUpgradePolicy;
+
   @ApiPropertyOptional({ default: false, description: 'Same as enableHighAvailability' }) @IsOptional() @IsBoolean()
   enableHA?: boolean;
 
@@ -199,6 +209,14 @@ export class UpdateClusterRequest {
   updateChannel?: string | null;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
+
+  @ApiPropertyOptional({
+    enum: AUTO_UPGRADE_POLICIES,
+    default: 'PATCH_AND_MINOR',
+    description: 'PATCH_ONLY limits auto-upgrades to patch versions of the minor the cluster runs',
+  })
+  @IsOptional() @IsIn(AUTO_UPGRADE_POLICIES, { message: `autoUpgradePolicy must be one of: ${AUTO_UPGRADE_POLICIES.join(', ')}` })
+  autoUpgradePolicy?: AutoUpgradePolicy;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;
 
@@ -364,6 +382,9 @@ export class ClusterResponse {
   @ApiProperty(ADDONS_SCHEMA) addons: Record<string, { enabled: boolean; customValues: Record<string, string> }>;
   @ApiProperty() platformOIDC: boolean;
   @ApiProperty() autoUpgrade: boolean;
+  @ApiProperty({ enum: AUTO_UPGRADE_POLICIES }) autoUpgradePolicy: string;
+  @ApiProperty({ nullable: true, type: String, example: '1.32.1', description: "The update channel's version when it is newer than the cluster's" })
+  upgradeAvailable: string | null;
   @ApiProperty({ type: CloudAccountReferenceDto }) cloudAccount: CloudAccountReferenceDto;
   @ApiProperty({ type: CloudCredentialsReferenceDto, nullable: true }) cloudCredentials: CloudCredentialsReferenceDto | null;
   @ApiProperty({ example: 'platform_1' }) cloudProvider: string;

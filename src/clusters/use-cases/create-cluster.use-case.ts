@@ -125,6 +125,7 @@ export class CreateClusterUseCase {
       version: version.version,
       updateChannel: req.updateChannel ?? null,
       autoUpgrade: req.enableAutoUpgrade ?? false,
+      autoUpgradePolicy: req.autoUpgradePolicy ?? 'PATCH_AND_MINOR',
       highlyAvailable: !!(req.enableHA || req.enableHighAvailability),
       enableMultiAvailabilityZones: req.enableMultiAvailabilityZones ?? false,
       enableNatGateway: req.enableNATGateway ?? false,

@@ -31,6 +31,7 @@ const AUDITED = [
   'version',
   'updateChannel',
   'autoUpgrade',
+  'autoUpgradePolicy',
   'highlyAvailable',
   'enableNetworkEncryption',
   'podSecurityStandardsProfile',
@@ -79,6 +80,7 @@ export class UpdateClusterUseCase {
     if (req.name !== undefined) next.name = req.name;
     if (req.description !== undefined) next.description = req.description ?? null;
     if (req.enableAutoUpgrade !== undefined) next.autoUpgrade = req.enableAutoUpgrade;
+    if (req.autoUpgradePolicy !== undefined) next.autoUpgradePolicy = req.autoUpgradePolicy;
     if (req.enableHighAvailability !== undefined) next.highlyAvailable = req.enableHighAvailability;
     if (req.enableNetworkEncryption !== undefined) next.enableNetworkEncryption = req.enableNetworkEncryption;
     if (req.podSecurityStandardsProfile !== undefined) next.podSecurityStandardsProfile = req.podSecurityStandardsProfile as PodSecurityStandardsProfile;
