@@ -133,33 +133,36 @@ describe('interoperability with ordinary HTTP clients', () => {
       expect(json.length).toBeGreaterThan(750_000);
 
       // Reference: a request of the same size whose shape is cheap (one long string), measured the same way;
-      // transfer and JSON parsing cost the same, so the difference is what the key count costs.
+      // transfer and JSON parsing cost about the same, so the difference is what the key count costs. Each is
+      // measured three times and the fastest counts, so a busy machine (parallel test files) does not decide.
       const reference = JSON.stringify({ name: 'timing-ref', description: 'x'.repeat(json.length - 50) });
-      const normalStart = process.hrtime.bigint();
-      await member().post(envs()).set('Content-Type', 'application/json').send(reference);
-      const normalMs = Number(process.hrtime.bigint() - normalStart) / 1e6;
-
       const server = t.app.getHttpServer();
-      const healthTimes: number[] = [];
-      const health = async () => {
+      const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
         const s = process.hrtime.bigint();
-        await request(server).get('/health').expect(200);
-        healthTimes.push(Number(process.hrtime.bigint() - s) / 1e6);
+        const r = await f();
+        return [r, Number(process.hrtime.bigint() - s) / 1e6];
       };
-      const start = process.hrtime.bigint();
-      const [res] = await Promise.all([
-        member().post(envs()).set('Content-Type', 'application/json').send(json),
-        health(),
-        health(),
-        health(),
-      ]);
-      const hostileMs = Number(process.hrtime.bigint() - start) / 1e6;
-      expect(res.status).toBe(400);
-      expect(res.body.message).toMatch(/more than 256 properties/);
-      expect(JSON.stringify(res.body).length).toBeLessThan(16 * 1024);
+      const normal: number[] = [];
+      const hostile: number[] = [];
+      const healthTimes: number[] = [];
+      for (let round = 0; round < 3; round++) {
+        normal.push((await timed(() => member().post(envs()).set('Content-Type', 'application/json').send(reference)))[1]);
+        const health = async () => healthTimes.push((await timed(() => request(server).get('/health').expect(200)))[1]);
+        const [[res, ms]] = await Promise.all([
+          timed(() => member().post(envs()).set('Content-Type', 'application/json').send(json)),
+          health(),
+          health(),
+          health(),
+        ]);
+        hostile.push(ms);
+        expect(res.status).toBe(400);
+        expect(res.body.message).toMatch(/more than 256 properties/);
+        expect(JSON.stringify(res.body).length).toBeLessThan(16 * 1024);
+      }
+      const normalMs = Math.min(...normal);
       // Refusing the keys adds under 100 ms to what the same bytes cost anyway; /health is not held up longer.
-      expect(hostileMs).toBeLessThan(100 + normalMs * 2);
-      expect(Math.max(...healthTimes)).toBeLessThan(100 + normalMs * 2);
+      expect(Math.min(...hostile)).toBeLessThan(100 + normalMs * 2);
+      expect(healthTimes.sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]).toBeLessThan(100 + normalMs * 2);
     });
 
     it('refuses very many values and deep nesting before validation; error lists stop at 20', async () => {
