@@ -22,13 +22,14 @@ export interface UpgradeRow {
   reason: string | null;
   created_at: Date;
   modified_at: Date;
+  ignore_maintenance_schedule: boolean;
 }
 
 export const UPGRADE_COLUMNS = `
          u.id, u.identity, u.organisation_id, o.slug AS organisation_slug, u.cluster_id, c.identity AS cluster_identity,
          c.slug AS cluster_slug, c.name AS cluster_name, c.environment_id, e.slug AS environment_slug,
          u.from_cluster_version, u.to_cluster_version, u.window_start, u.window_end, u.status, u.reason,
-         u.created_at, u.modified_at`;
+         u.created_at, u.modified_at, u.ignore_maintenance_schedule`;
 
 export const UPGRADE_FROM = `
     FROM scheduled_cluster_upgrades u
@@ -53,6 +54,9 @@ export function toUpgradeResponse(r: UpgradeRow): ScheduledClusterUpgradeRespons
     toClusterVersion: r.to_cluster_version,
     windowEnd: r.window_end.toISOString(),
     windowStart: r.window_start.toISOString(),
+    // The original client's fields: when the upgrade was requested, and whether it ignores maintenance windows.
+    scheduleRequestDate: r.created_at.toISOString(),
+    ignoreMaintenanceSchedule: r.ignore_maintenance_schedule ?? false,
   };
 }
 

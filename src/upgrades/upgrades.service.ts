@@ -1,3 +1,5 @@
+import { nextWindowStart } from '../maintenance/maintenance-window';
+import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
@@ -118,8 +120,17 @@ export class UpgradesService {
   // ---- platform administrators ------------------------------------------------------------------
 
   async adminCreate(user: UserEntity, req: CreateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
-    const [cluster] = await this.query<{ id: number; organisation_id: number; version: string; slug: string }>(
-      `SELECT id, organisation_id, version, slug FROM clusters WHERE identity = $1 AND deleted_at IS NULL FOR UPDATE`,
+    const [cluster] = await this.query<{
+      id: number;
+      organisation_id: number;
+      version: string;
+      slug: string;
+      windows: MaintenanceWindow[] | null;
+      time_zone: string | null;
+    }>(
+      `SELECT c.id, c.organisation_id, c.version, c.slug, ms.windows, ms.time_zone
+         FROM clusters c LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+        WHERE c.identity = $1 AND c.deleted_at IS NULL FOR UPDATE OF c`,
       [req.clusterIdentity],
     );
     if (!cluster) throw new NotFoundException(`Cluster '${req.clusterIdentity}' does not exist.`);
@@ -129,9 +140,18 @@ export class UpgradesService {
       );
     }
     await this.checkTargetVersion(req.toClusterVersion, cluster.version);
-    const windowStart = new Date(req.windowStart);
-    const windowEnd = new Date(req.windowEnd);
+    let windowStart = new Date(req.windowStart);
+    let windowEnd = new Date(req.windowEnd);
     this.checkWindow(windowStart, windowEnd);
+    const ignore = req.ignoreMaintenanceSchedule === true;
+    if (!ignore && cluster.windows?.length) {
+      // Into the cluster's first maintenance window starting at or after windowStart.
+      const next = nextWindowStart(cluster.windows, new Date(windowStart.getTime() - 1), cluster.time_zone ?? 'UTC');
+      if (next) {
+        windowStart = next.start;
+        windowEnd = next.end;
+      }
+    }
     const [open] = await this.query<{ identity: string; status: string }>(
       `SELECT identity, status FROM scheduled_cluster_upgrades WHERE cluster_id = $1 AND status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED')`,
       [cluster.id],
@@ -145,9 +165,10 @@ export class UpgradesService {
     const reason = req.reason?.trim() || `scheduled by platform administrator ${user.username}`;
     const [{ identity }] = await this.query<{ identity: string }>(
       `INSERT INTO scheduled_cluster_upgrades
-         (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end, status, reason, created_by, created_at, modified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, $8, $9, $9) RETURNING identity`,
-      [cluster.organisation_id, cluster.id, cluster.version, req.toClusterVersion, windowStart, windowEnd, reason, user.username, now],
+         (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end, status, reason, created_by,
+          created_at, modified_at, ignore_maintenance_schedule)
+       VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, $8, $9, $9, $10) RETURNING identity`,
+      [cluster.organisation_id, cluster.id, cluster.version, req.toClusterVersion, windowStart, windowEnd, reason, user.username, now, ignore],
     );
     const row = await this.findRow(identity, null);
     this.audit.record({

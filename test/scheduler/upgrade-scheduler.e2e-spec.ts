@@ -324,8 +324,19 @@ describe('upgrade scheduler', () => {
       toClusterVersion: '1.31.6',
       windowStart: '2026-11-25T01:00:00Z',
       windowEnd: '2026-11-25T02:00:00Z',
+      ignoreMaintenanceSchedule: true,
     });
     expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ ignoreMaintenanceSchedule: true, windowStart: '2026-11-25T01:00:00.000Z', scheduleRequestDate: expect.any(String) });
+    // Without the flag, an administrator's upgrade goes into the cluster's first maintenance window from windowStart.
+    const inWindow = await createCluster(t, org, { slug: 'admin-windowed', version: '1.31.4', maintenanceScheduleId: scheduleId });
+    const windowed = await t.admin().post('/admin/v1/scheduled-cluster-upgrades').send({
+      clusterIdentity: inWindow.identity,
+      toClusterVersion: '1.31.6',
+      windowStart: '2026-11-25T01:00:00Z',
+      windowEnd: '2026-11-25T02:00:00Z',
+    });
+    expect(windowed.body).toMatchObject({ ignoreMaintenanceSchedule: false, windowStart: '2026-12-01T02:00:00.000Z', windowEnd: '2026-12-01T04:00:00.000Z' });
     await run(at('2026-11-22T13:00:00Z'));
     expect((await upgradesOf(manual)).map((u) => u.status)).toEqual(['SCHEDULED']);
     await run(at('2026-11-25T01:00:00Z'));

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsArray, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
+import { IsArray, IsBoolean, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
 import { SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from '../scheduled-cluster-upgrade.entity';
 
@@ -53,6 +53,10 @@ export class ScheduledClusterUpgradeResponse {
   @ApiProperty({ example: '1.31.6' }) toClusterVersion: string;
   @ApiProperty({ format: 'date-time' }) windowEnd: string;
   @ApiProperty({ format: 'date-time' }) windowStart: string;
+  @ApiProperty({ format: 'date-time', description: 'When the upgrade was requested (planned by the scheduler or created by an administrator)' })
+  scheduleRequestDate: string;
+  @ApiProperty({ description: "True when an administrator placed it outside the cluster's maintenance windows on purpose" })
+  ignoreMaintenanceSchedule: boolean;
 }
 
 export class CreateScheduledClusterUpgradeRequest {
@@ -79,6 +83,15 @@ export class CreateScheduledClusterUpgradeRequest {
   @ApiPropertyOptional({ example: '1.31.5', description: 'When given (the original admin client sends it), the version the cluster must run; 409 otherwise' })
   @IsOptional() @IsString() @Matches(VERSION_PATTERN, { message: 'fromClusterVersion must look like 1.31.5' })
   fromClusterVersion?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      "false: when the cluster has a maintenance schedule, the upgrade goes into its first window starting at or after windowStart; " +
+      'true: it starts at windowStart regardless of the windows',
+  })
+  @IsOptional() @IsBoolean()
+  ignoreMaintenanceSchedule?: boolean;
 }
 
 /** PUT of the original admin client: `{identity, status, reason}`. */
