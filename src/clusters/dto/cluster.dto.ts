@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -48,6 +49,18 @@ export class IpWhitelistRequestDto {
   @IsString() @MaxLength(255)
   description: string;
 }
+
+/** The optional `autoUpgradePolicy` of cluster create and update. */
+const AutoUpgradePolicyField = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      enum: AUTO_UPGRADE_POLICIES,
+      default: 'PATCH_AND_MINOR',
+      description: 'PATCH_ONLY limits auto-upgrades to patch versions of the minor the cluster runs',
+    }),
+    IsOptional(),
+    IsIn(AUTO_UPGRADE_POLICIES, { message: `autoUpgradePolicy must be one of: ${AUTO_UPGRADE_POLICIES.join(', ')}` }),
+  );
 
 /** ipWhitelist items: {cidr, description}, or the CIDR string alone (description empty). */
 const LenientIpWhitelist = () =>
@@ -142,12 +155,7 @@ export class CreateClusterRequest {
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
   enableAutoUpgrade?: boolean;
 
-  @ApiPropertyOptional({
-    enum: AUTO_UPGRADE_POLICIES,
-    default: 'PATCH_AND_MINOR',
-    description: 'PATCH_ONLY limits auto-upgrades to patch versions of the minor the cluster runs',
-  })
-  @IsOptional() @IsIn(AUTO_UPGRADE_POLICIES, { message: `autoUpgradePolicy must be one of: ${AUTO_UPGRADE_POLICIES.join(', ')}` })
+  @AutoUpgradePolicyField()
   autoUpgradePolicy?: AutoUpgradePolicy;
 
   @ApiPropertyOptional({ default: false, description: 'Same as enableHighAvailability' }) @IsOptional() @IsBoolean()
@@ -210,12 +218,7 @@ export class UpdateClusterRequest {
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
 
-  @ApiPropertyOptional({
-    enum: AUTO_UPGRADE_POLICIES,
-    default: 'PATCH_AND_MINOR',
-    description: 'PATCH_ONLY limits auto-upgrades to patch versions of the minor the cluster runs',
-  })
-  @IsOptional() @IsIn(AUTO_UPGRADE_POLICIES, { message: `autoUpgradePolicy must be one of: ${AUTO_UPGRADE_POLICIES.join(', ')}` })
+  @AutoUpgradePolicyField()
   autoUpgradePolicy?: AutoUpgradePolicy;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;

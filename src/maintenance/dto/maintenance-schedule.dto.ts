@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -17,6 +18,23 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { IANAZone } from 'luxon';
+
+/** The optional `timeZone` of schedule requests: documented, bounded and checked against the IANA names. */
+const TimeZoneField = () =>
+  applyDecorators(
+    ApiPropertyOptional({
+      example: 'Europe/Amsterdam',
+      default: 'UTC',
+      maxLength: 64,
+      description:
+        "IANA time zone the windows' start times are local to. On the night clocks jump forward, a window starting in the " +
+        'skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.',
+    }),
+    IsOptional(),
+    IsString(),
+    MaxLength(64),
+    IsIanaTimeZone(),
+  );
 
 /** An IANA time zone name Luxon (the ICU data of Node) knows, e.g. Europe/Amsterdam or UTC. */
 function IsIanaTimeZone() {
@@ -67,15 +85,7 @@ export class CreateMaintenanceScheduleRequest {
   @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
   windows: MaintenanceWindowRequest[];
 
-  @ApiPropertyOptional({
-    example: 'Europe/Amsterdam',
-    default: 'UTC',
-    maxLength: 64,
-    description:
-      'IANA time zone the windows\' start times are local to. On the night clocks jump forward, a window starting in the ' +
-      'skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.',
-  })
-  @IsOptional() @IsString() @MaxLength(64) @IsIanaTimeZone()
+  @TimeZoneField()
   timeZone?: string;
 }
 
@@ -92,15 +102,7 @@ export class UpdateMaintenanceScheduleRequest {
   @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)
   windows?: MaintenanceWindowRequest[];
 
-  @ApiPropertyOptional({
-    example: 'Europe/Amsterdam',
-    default: 'UTC',
-    maxLength: 64,
-    description:
-      'IANA time zone the windows\' start times are local to. On the night clocks jump forward, a window starting in the ' +
-      'skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.',
-  })
-  @IsOptional() @IsString() @MaxLength(64) @IsIanaTimeZone()
+  @TimeZoneField()
   timeZone?: string;
 }
 
