@@ -133,7 +133,7 @@ export class MaintenanceService {
       type: 'MAINTENANCE_SCHEDULE_DELETED',
       organisation: { id: org.id, slug: org.slug },
       referencedEntityIdentity: entity.identity,
-      details: auditDiff({ name: entity.name, windows: entity.windows }, null),
+      details: auditDiff({ name: entity.name, windows: entity.windows, exclusions: normaliseExclusions(entity.exclusions) }, null),
       subject: entity.name,
     });
   }
