@@ -27,6 +27,12 @@ import {
   AUTO_UPGRADE_POLICIES,
   AutoUpgradePolicy,
 } from '../cluster.entity';
+import {
+  ExclusionsField,
+  ExclusionsResponseField,
+  MaintenanceExclusionRequest,
+  MaintenanceExclusionResponse,
+} from '../../maintenance/dto/maintenance-exclusion.dto';
 import { CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 
@@ -248,6 +254,12 @@ export class UpdateClusterRequest {
   @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string | null;
 
+  @ExclusionsField(
+    'maintenanceExclusions',
+    " They apply to this cluster only, on top of its maintenance schedule's exclusions (a cluster without a schedule keeps the default window and still honours them).",
+  )
+  maintenanceExclusions?: MaintenanceExclusionRequest[];
+
   @ApiPropertyOptional({ type: ClusterReferenceRequest, nullable: true, description: 'null detaches the upstream cluster' })
   @IsOptional() @ValidateNested() @Type(() => ClusterReferenceRequest)
   upstreamCluster?: ClusterReferenceRequest | null;
@@ -414,6 +426,7 @@ export class ClusterResponse {
   @ApiProperty({ format: 'uuid' }) identity: string;
   @ApiProperty({ type: [IpWhitelistDto] }) ipWhitelist: IpWhitelistDto[];
   @ApiProperty({ type: MaintenanceScheduleRefDto, nullable: true }) maintenanceSchedule: MaintenanceScheduleRefDto | null;
+  @ExclusionsResponseField(" of this cluster alone (its schedule's apply as well)") maintenanceExclusions: MaintenanceExclusionResponse[];
   @ApiProperty() name: string;
   @ApiProperty({ type: ObservabilityTenantDto, nullable: true }) observabilityTenant: ObservabilityTenantDto | null;
   @ApiProperty({ enum: POD_SECURITY_STANDARDS_PROFILES, nullable: true, type: String }) podSecurityStandardsProfile: string | null;
