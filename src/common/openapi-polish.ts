@@ -47,11 +47,19 @@ const ERROR_TEXT: Record<string, [string, string]> = {
 };
 
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
-const SLUG_PARAMS = new Set(['organisationSlug', 'environmentSlug', 'clusterSlug', 'tenantSlug', 'integrationSlug', 'cluster']);
+/** Slug path parameters, with the example Swagger UI pre-fills (one coherent set: acme/production/web). */
+const SLUG_EXAMPLES: Record<string, string> = {
+  organisationSlug: 'acme',
+  environmentSlug: 'production',
+  clusterSlug: 'web',
+  cluster: 'web',
+  tenantSlug: 'production-web',
+  integrationSlug: 'grafana',
+};
 
 type Operation = {
   tags?: string[];
-  parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean }[];
+  parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
   requestBody?: unknown;
   responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
   security?: unknown[];
@@ -92,7 +100,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       for (const p of op.parameters ?? []) {
         if (p.in !== 'path') continue;
         const schema = { ...(p.schema ?? {}) };
-        if (SLUG_PARAMS.has(p.name)) Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
+        if (p.name in SLUG_EXAMPLES) {
+          Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
+          if (p.example === undefined && schema.example === undefined) p.example = SLUG_EXAMPLES[p.name];
+        }
         else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
         else if (!schema.type) schema.type = 'string';
         p.schema = schema;

@@ -4175,6 +4175,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4263,6 +4264,7 @@ export interface operations {
             header?: never;
             path: {
                 cloudAccountIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4363,7 +4365,9 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4453,7 +4457,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4576,8 +4582,11 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4664,8 +4673,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4761,8 +4773,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4880,8 +4895,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -4968,8 +4986,11 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5087,10 +5108,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
                 /** @description The node pool's identity (uuid) or its numeric id */
                 nodePoolId: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5208,10 +5232,13 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
+                /** @example web */
                 clusterSlug: string;
                 /** @description The node pool's identity (uuid) or its numeric id */
                 nodePoolId: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5612,7 +5639,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5702,7 +5732,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5789,8 +5822,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5877,8 +5914,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -5965,8 +6006,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6053,8 +6098,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6163,8 +6212,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6273,8 +6326,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6361,7 +6418,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6448,8 +6508,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6536,8 +6600,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6624,8 +6692,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6734,8 +6806,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6822,7 +6898,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -6916,7 +6995,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7006,7 +7088,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7124,8 +7209,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example grafana */
                 integrationSlug: string;
-                /** @description Slug of the organisation (also written organizationSlug in the interface) */
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7212,7 +7301,10 @@ export interface operations {
             header?: never;
             path: {
                 organisationIntegrationIdentity: string;
-                /** @description The organisation slug (the interface also spells this parameter organizationSlug; it is the same path) */
+                /**
+                 * @description The organisation slug (the interface also spells this parameter organizationSlug; it is the same path)
+                 * @example acme
+                 */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7321,6 +7413,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
             };
             cookie?: never;
@@ -7411,7 +7504,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7498,7 +7593,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7616,8 +7713,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production-web */
                 tenantSlug: string;
                 silenceId: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -7980,6 +8079,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 organisationSlug: string;
             };
@@ -8067,6 +8167,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 organisationSlug: string;
             };
@@ -8162,6 +8263,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 organisationSlug: string;
             };
@@ -8278,6 +8380,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 organisationSlug: string;
             };
@@ -8368,6 +8471,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 /** @description Identity of the organisation membership */
                 memberIdentity: string;
@@ -8479,6 +8583,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example production */
                 environmentSlug: string;
                 memberIdentity: string;
                 organisationSlug: string;
@@ -15769,6 +15874,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -15846,6 +15952,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -15955,6 +16062,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16033,6 +16141,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16110,6 +16219,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16219,6 +16329,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16297,6 +16408,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16391,6 +16503,7 @@ export interface operations {
             header?: never;
             path: {
                 webhookIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
@@ -16482,6 +16595,7 @@ export interface operations {
             path: {
                 webhookIdentity: string;
                 deliveryIdentity: string;
+                /** @example acme */
                 organisationSlug: string;
             };
             cookie?: never;
