@@ -324,7 +324,8 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         try {
           const batch = await this.claimObservations(skip);
           if (!batch) return;
-          lost += await this.observeBatch(batch, skip);
+          const n = await this.observeBatch(batch, skip); // (not `lost += await`: the loops run side by side)
+          lost += n;
           if (batch.ids.length < OBSERVE_BATCH_SIZE) return;
         } catch (err) {
           fatal = err;
