@@ -39,7 +39,8 @@ export type PodSecurityStandardsProfile = (typeof POD_SECURITY_STANDARDS_PROFILE
 export const RECONCILE_STATUSES = ['new', 'provisioning', 'provisioned', 'starting', 'stopping', 'deleting', 'unknown'] as const;
 
 /**
- * The predicate of the partial index `clusters_reconcile_idx` (migration DomainSchema1763800100000).
+ * The predicate of the partial index `clusters_reconcile_idx` (migration DomainSchema1763800100000; on
+ * `(next_attempt_at NULLS FIRST, id)`, the claim's order, since ReconcileClaimOrder1764000031200).
  * The reconciler's claim query must contain it unchanged (unqualified column names) for PostgreSQL
  * to use that index, e.g.
  * `SELECT id FROM clusters WHERE ${RECONCILE_CANDIDATE_PREDICATE} AND (next_attempt_at IS NULL OR next_attempt_at <= $1)

@@ -169,8 +169,10 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     let acted = 0;
     let budget = Math.max(MIN_PASS_CLAIMS, 4 * this.config.RECONCILE_CONCURRENCY);
     let fatal: unknown = null;
+    /** A claim found nothing due: the other workers stop claiming too (one empty claim per pass at rest). */
+    let drained = false;
     const worker = async () => {
-      while (budget > 0 && fatal === null && !this.stopped) {
+      while (budget > 0 && fatal === null && !drained && !this.stopped) {
         budget--;
         let claim: Claim | null;
         try {
@@ -179,7 +181,16 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
           fatal = err;
           return;
         }
-        if (!claim) return;
+        if (!claim) {
+          drained = true;
+          return;
+        }
+        if (seen.has(claim.id)) {
+          // This claim's exclusion list was taken before another worker claimed and recorded the cluster
+          // (e.g. while it waited for a pooled connection): one step per cluster and pass, so give it back.
+          await this.release(claim).catch((err) => this.logger.error({ err, clusterId: claim.id }, 'Giving back a lease failed'));
+          continue;
+        }
         seen.add(claim.id);
         const result = await this.reconcile(claim);
         if (!result) continue;
@@ -214,6 +225,13 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       [now, exclude, this.leaseUntil(now), token],
     );
     return rows.length ? { id: Number(rows[0].id), token, now } : null;
+  }
+
+  private async release(claim: Claim): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = $1 AND reconcile_lease_token = $2`,
+      [claim.id, claim.token],
+    );
   }
 
   private leaseUntil(now: Date): Date {
@@ -341,21 +359,27 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
   private async claimObservations(exclude: number[]): Promise<{ ids: number[]; token: string; now: Date } | null> {
     const now = this.clock.now();
     const token = randomUUID();
-    const rows: { id: string }[] = await this.dataSource.query(
-      `WITH claimed AS (
-         UPDATE clusters SET reconcile_lease_until = $4, reconcile_lease_token = $5
-          WHERE id IN (SELECT id FROM clusters
-                        WHERE ${OBSERVE_CANDIDATE_PREDICATE}
-                          AND (observed_at IS NULL OR observed_at <= $1)
-                          AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $2)
-                          AND NOT (id = ANY($3::bigint[]))
-                        ORDER BY observed_at NULLS FIRST, id
-                        LIMIT ${OBSERVE_BATCH_SIZE}
-                        FOR UPDATE SKIP LOCKED)
-          RETURNING id)
-       SELECT id FROM claimed`,
-      [new Date(now.getTime() - this.config.OBSERVE_EVERY_SECONDS * 1000), now, exclude, this.leaseUntil(now), token],
-    );
+    const rows: { id: string }[] = await this.dataSource.transaction(async (m) => {
+      // The planner underestimates the settled set (it guesses `version IS NOT DISTINCT FROM observed_version`
+      // rarely holds) and would collect every due row by bitmap and sort them; walking clusters_observe_idx in
+      // order stops after the batch (about 1 ms instead of 50-80 ms at 100,000 clusters).
+      await m.query(`SET LOCAL enable_bitmapscan = off`);
+      return m.query(
+        `WITH claimed AS (
+           UPDATE clusters SET reconcile_lease_until = $4, reconcile_lease_token = $5
+            WHERE id IN (SELECT id FROM clusters
+                          WHERE ${OBSERVE_CANDIDATE_PREDICATE}
+                            AND (observed_at IS NULL OR observed_at <= $1)
+                            AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $2)
+                            AND NOT (id = ANY($3::bigint[]))
+                          ORDER BY observed_at NULLS FIRST, id
+                          LIMIT ${OBSERVE_BATCH_SIZE}
+                          FOR UPDATE SKIP LOCKED)
+            RETURNING id)
+         SELECT id FROM claimed`,
+        [new Date(now.getTime() - this.config.OBSERVE_EVERY_SECONDS * 1000), now, exclude, this.leaseUntil(now), token],
+      );
+    });
     return rows.length ? { ids: rows.map((r) => Number(r.id)), token, now } : null;
   }
 
@@ -409,16 +433,20 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
         }
         if (healthy.length) {
           await tx.query(
-            `UPDATE clusters c SET observed_at = $1, observed_status = v.status, observed_version = v.version, row_version = c.row_version + 1
+            `UPDATE clusters c SET observed_at = $1, observed_status = v.status, observed_version = v.version, row_version = c.row_version + 1,
+                    reconcile_lease_until = NULL, reconcile_lease_token = NULL
                FROM unnest($2::bigint[], $3::text[], $4::text[]) AS v(id, status, version)
               WHERE c.id = v.id`,
             [now, healthy.map((h) => h.id), healthy.map((h) => h.status), healthy.map((h) => h.version)],
           );
         }
-        await tx.query(
-          `UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = ANY($1::bigint[]) AND reconcile_lease_token = $2`,
-          [ids, token],
-        );
+        // The rest (lost, changed) give their lease back too.
+        if (healthy.length < held.length) {
+          await tx.query(
+            `UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = ANY($1::bigint[]) AND reconcile_lease_token = $2`,
+            [ids, token],
+          );
+        }
         this.metrics.reconcilerObservations.inc({ result: 'healthy' }, healthy.length);
         this.metrics.reconcilerObservations.inc({ result: 'lost' }, n);
         return n;
