@@ -41,6 +41,9 @@ interface Claim {
   now: Date;
 }
 
+/** A driver call given up on after half the lease; it may still be running. */
+class DriverTimeoutError extends Error {}
+
 /** What the driver answered, or nothing when the step needs no driver call. */
 type DriverAnswer = { kind: 'none' } | { kind: 'observe'; seen: DriverObservation } | { kind: 'advance'; outcome: DriverOutcome };
 
@@ -87,7 +90,9 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
 
   onApplicationBootstrap(): void {
     if (!this.config.BACKGROUND_JOBS_ENABLED) return;
-    const everyMs = Math.max(this.config.RECONCILE_INTERVAL_SECONDS, 0.1) * 1000;
+    // Polling is the safety net for steps (NOTIFY wakes the loop), but observations are due by time only: a pass
+    // runs at least every quarter of OBSERVE_EVERY_SECONDS, so a long poll interval cannot make them late.
+    const everyMs = Math.max(Math.min(this.config.RECONCILE_INTERVAL_SECONDS, this.config.OBSERVE_EVERY_SECONDS / 4), 0.1) * 1000;
     this.timer = setInterval(() => this.kick(), everyMs);
     this.timer.unref();
     void this.listen();
@@ -243,10 +248,13 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     const ms = this.config.RECONCILE_LEASE_SECONDS * 500;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`The cluster driver did not answer ${what} within ${ms / 1000} s`)), ms);
+      timer = setTimeout(() => reject(new DriverTimeoutError(`The cluster driver did not answer ${what} within ${ms / 1000} s`)), ms);
     });
+    const answer = call();
+    // A call given up on may still fail later: that must not become an unhandled rejection.
+    answer.catch(() => undefined);
     try {
-      return await Promise.race([call(), timeout]);
+      return await Promise.race([answer, timeout]);
     } finally {
       clearTimeout(timer);
     }
@@ -580,15 +588,21 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     return true;
   }
 
-  /** An unexpected error (not a driver answer): back off without changing the status, and give the lease back. */
+  /**
+   * An unexpected error (not a driver answer): back off without changing the status. The lease is given back,
+   * except after a timeout: the abandoned call may still be working, so nobody calls the driver for this
+   * cluster again before the lease has run out.
+   */
   private async recordCrash(claim: Claim, err: Error): Promise<void> {
     const now = this.clock.now();
+    const keepLease = err instanceof DriverTimeoutError;
     await this.dataSource.query(
       `UPDATE clusters SET attempts = attempts + 1, last_error = $3,
               next_attempt_at = $4::timestamptz + make_interval(secs => LEAST(300, 5 * power(2, attempts))),
-              reconcile_lease_until = NULL, reconcile_lease_token = NULL
+              reconcile_lease_until = CASE WHEN $5 THEN reconcile_lease_until END,
+              reconcile_lease_token = CASE WHEN $5 THEN reconcile_lease_token END
         WHERE id = $1 AND reconcile_lease_token = $2`,
-      [claim.id, claim.token, `Internal error while reconciling: ${err.message}`.slice(0, 500), now],
+      [claim.id, claim.token, `Internal error while reconciling: ${err.message}`.slice(0, 500), now, keepLease],
     );
   }
 

@@ -118,6 +118,66 @@ describe('reconciler worker pool', () => {
   });
 });
 
+describe('a hung driver call', () => {
+  it('does not hold back the other clusters; it is given up after half the lease and that cluster backs off', async () => {
+    const t = await startTestApp({ RECONCILE_CONCURRENCY: '4', RECONCILE_LEASE_SECONDS: '2' });
+    try {
+      const f = await createOrgFixture(t, { quota: 100 });
+      const others = ['free-1', 'free-2', 'free-3', 'free-4', 'free-5'];
+      await createClusters(t, f, ['stuck', ...others]);
+      const driver = driverOf(t);
+      const original = driver.advance.bind(driver);
+      let hung: Promise<unknown> = Promise.resolve();
+      const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+        if (c.slug === 'stuck') {
+          hung = new Promise((r) => setTimeout(r, 2500)); // answers long after the 1 s limit
+          await hung;
+        }
+        return original(c, step, now);
+      });
+      try {
+        const started = Date.now();
+        const pass = reconciler(t).runOnce();
+        // While the stuck call hangs, the other clusters have made their step.
+        await new Promise((r) => setTimeout(r, 600));
+        const meanwhile: { slug: string; status: string }[] = await t.db.query(
+          `SELECT slug, status FROM clusters WHERE organisation_id = $1 AND slug <> 'stuck' ORDER BY slug`,
+          [f.orgId],
+        );
+        expect(meanwhile.map((r) => r.status)).toEqual(others.map(() => 'provisioning'));
+        expect(await pass).toBe(others.length);
+        const elapsed = Date.now() - started;
+        expect(elapsed).toBeGreaterThanOrEqual(900);
+        expect(elapsed).toBeLessThan(2400);
+        await hung; // the abandoned call answers late; its answer is dropped
+      } finally {
+        spy.mockRestore();
+      }
+      const [stuck] = await t.db.query(
+        `SELECT status, attempts, last_error, next_attempt_at, reconcile_lease_until, reconcile_lease_token FROM clusters WHERE slug = 'stuck' AND organisation_id = $1`,
+        [f.orgId],
+      );
+      expect(stuck).toMatchObject({
+        status: 'new',
+        attempts: 1,
+        last_error: 'Internal error while reconciling: The cluster driver did not answer provisioning within 1 s',
+      });
+      expect(stuck.next_attempt_at.getTime()).toBeGreaterThan(t.clock.now().getTime());
+      // The abandoned call might still be working: the lease is kept until it runs out.
+      expect(stuck.reconcile_lease_token).not.toBeNull();
+      expect(stuck.reconcile_lease_until.getTime()).toBeGreaterThan(t.clock.now().getTime() - 1000);
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE cluster_slug = 'stuck' AND actor_username = 'system'`);
+      expect(n).toBe(0);
+      // After its backoff it is driven like the others.
+      t.clock.advance(11_000);
+      await settle(t);
+      expect(await statuses(t, f)).toEqual(['started', 'started', 'started', 'started', 'started', 'started']);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('reconciler leases: claim, call outside a transaction, record', () => {
   let t: TestApp;
   let f: OrgFixture;
