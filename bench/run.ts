@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
+import { benchWebhooks } from './webhooks';
 
 /**
  * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
@@ -129,6 +130,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
         DATABASE_POOL_SIZE: '10',
         NODE_ENV: 'production',
+        OUTBOUND_ALLOWLIST: '127.0.0.1',
       },
       servicePort,
     );
@@ -142,9 +144,11 @@ async function main(): Promise<void> {
     children.push(baseline);
 
     const runs: Record<string, unknown>[] = [];
+    let lastSeed: SeedResult | undefined;
     for (const size of SIZES) {
       process.stdout.write(`Seeding ${size} clusters...\n`);
       const seed = await seedClusters(url, size);
+      lastSeed = seed;
       const reps: { service: Record<Target, Measure>; baseline: Record<Target, Measure>; rssMb: number }[] = [];
       const rssBefore = rssMb(service.pid!);
       for (let r = 0; r < REPETITIONS; r++) {
@@ -162,6 +166,18 @@ async function main(): Promise<void> {
       runs.push({ clusters: size, results, rssBeforeMb: rssBefore, rssByRepetitionMb: reps.map((x) => x.rssMb), repetitions: reps });
     }
     report.runs = runs;
+    if (process.env.BENCH_WEBHOOKS !== '0') {
+      process.stdout.write('Webhooks...\n');
+      report.webhooks = await benchWebhooks({
+        databaseUrl: url,
+        serviceBase: `http://127.0.0.1:${servicePort}`,
+        token: TOKEN,
+        encryptionKey: '11'.repeat(32),
+        seed: lastSeed!,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+      });
+    }
     const [small, large] = runs as { clusters: number; results: Record<Target, { service: Measure; ratio: number }>; rssByRepetitionMb: number[] }[];
     if (small && large) {
       report.growth = Object.fromEntries(
@@ -209,6 +225,12 @@ function printTable(report: Record<string, any>): void {
   if (report.growth) {
     lines.push('');
     lines.push(`100k vs 10k service cost (10k req/s / 100k req/s): list ${report.growth.list.costRatio}, get ${report.growth.get.costRatio}, patch ${report.growth.patch.costRatio}`);
+  }
+  if (report.webhooks) {
+    const w = report.webhooks;
+    lines.push('');
+    lines.push(`webhooks: PATCH with an active subscription ${w.patch.withSubscriptionRps} req/s vs ${w.patch.withoutRps} without: ratio ${w.patch.ratio} (target >= 0.9)`);
+    lines.push(`webhooks: outbox throughput ${w.outbox.oneReplica.perSecond} deliveries/s with 1 replica, ${w.outbox.twoReplicas.perSecond} with 2 (x${w.outbox.scaling})`);
   }
   lines.push(`service RSS after the runs: ${report.rssAfterMb} MB; growth repetition 2 -> 3: ${report.rssGrowthRep2to3Mb} MB`);
   lines.push('results: bench/results/latest.json');

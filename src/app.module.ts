@@ -23,6 +23,7 @@ import { UpgradesModule } from './upgrades/upgrades.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 /** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
@@ -40,6 +41,7 @@ const FEATURE_MODULES = [
   OrganisationsModule,
   AuditEventsModule,
   ActivityModule,
+  WebhooksModule,
 ];
 
 @Module({})

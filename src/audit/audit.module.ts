@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_INTERCEPTOR } from '@nestjs/core';
 import { ActivityService } from '../activity/activity.service';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { AuditRecorder } from './audit-recorder';
 import { AuditInterceptor } from './audit.interceptor';
 import { AuditService } from './audit.service';
@@ -8,7 +9,7 @@ import { AuditService } from './audit.service';
 /** The audit mechanism every module uses: record what changed; the interceptor writes it. */
 @Global()
 @Module({
-  providers: [AuditRecorder, AuditService, ActivityService, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
-  exports: [AuditRecorder, AuditService, ActivityService],
+  providers: [AuditRecorder, AuditService, ActivityService, WebhookOutbox, { provide: APP_INTERCEPTOR, useClass: AuditInterceptor }],
+  exports: [AuditRecorder, AuditService, ActivityService, WebhookOutbox],
 })
 export class AuditModule {}

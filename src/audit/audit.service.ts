@@ -5,15 +5,20 @@ import { activitySentence, ActivityService } from '../activity/activity.service'
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { AuditEventEntity } from './audit-event.entity';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import type { AuditEntry } from './audit-recorder';
 
-/** Writes audit rows, and the matching activity event, in the caller's transaction. */
+/**
+ * Writes audit rows, the matching activity event and the webhook outbox rows, all in the caller's
+ * transaction (so an event is delivered exactly when its change committed).
+ */
 @Injectable()
 export class AuditService {
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
     private readonly activity: ActivityService,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   async write(entry: AuditEntry, actor: Actor): Promise<void> {
@@ -39,6 +44,20 @@ export class AuditService {
     if (entry.organisation) {
       const message = entry.message ?? activitySentence(entry.type, actor.username, entry.subject);
       await this.activity.write(entry.organisation.id, entry.type, message, actor);
+      await this.outbox.enqueueAudit(
+        entry.organisation,
+        entry.type,
+        {
+          environment: entry.environment ? { slug: entry.environment.slug } : null,
+          cluster: entry.cluster ? { slug: entry.cluster.slug } : null,
+          nodePool: entry.nodePool ? { name: entry.nodePool.name } : null,
+          cloudAccountName: entry.cloudAccountName ?? null,
+          referencedEntityIdentity: entry.referencedEntityIdentity ?? null,
+          message,
+          details: entry.details ?? {},
+        },
+        actor,
+      );
     }
   }
 }

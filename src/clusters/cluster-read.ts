@@ -7,6 +7,7 @@ import * as semver from 'semver';
  */
 import { POOL_COMPUTE_SQL } from '../common/compute.query';
 import { slugObject } from '../common/slug';
+import { normaliseExclusions } from '../maintenance/maintenance-exclusion';
 import type { ClusterEntity } from './cluster.entity';
 import type {
   ClusterReferenceDto,
@@ -47,6 +48,7 @@ export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisat
   c.pod_security_standards_profile AS "podSecurityStandardsProfile", c.delete_protection AS "deleteProtection", c.cni,
   c.cluster_pod_subnet AS "clusterPodSubnet", c.service_subnet AS "serviceSubnet", c.ip_whitelist AS "ipWhitelist", c.addons,
   c.cluster_autoscaler_settings AS "clusterAutoscalerSettings", c.maintenance_schedule_id AS "maintenanceScheduleId",
+  c.maintenance_exclusions AS "maintenanceExclusions",
   c.upstream_cluster_id AS "upstreamClusterId", c.platform_oidc AS "platformOidc", c.environment_metrics_rules AS "environmentMetricsRules",
   c.status, c.desired_status AS "desiredStatus", c.provision_status AS "provisionStatus", c.status_before_fault AS "statusBeforeFault",
   c.step_started_at AS "stepStartedAt", c.next_attempt_at AS "nextAttemptAt", c.attempts, c.last_error AS "lastError",
@@ -257,6 +259,7 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
       identity: c.identity,
       ipWhitelist: (c.ipWhitelist ?? []).map((w) => ({ cidr: w.cidr, description: w.description })),
       maintenanceSchedule: sched ? scheduleRef(sched) : null,
+      maintenanceExclusions: normaliseExclusions(c.maintenanceExclusions),
       name: c.name,
       observabilityTenant: tenant ? tenantRef(tenant, c, env?.slug ?? '') : null,
       podSecurityStandardsProfile: c.podSecurityStandardsProfile,

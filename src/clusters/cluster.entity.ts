@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn, VersionColumn } from 'typeorm';
+import type { MaintenanceExclusion } from '../maintenance/maintenance-exclusion';
 
 export const CLUSTER_STATUSES = [
   'new',
@@ -126,6 +127,8 @@ export class ClusterEntity {
   @Column({ type: 'jsonb', default: () => `'{}'` }) addons: ClusterAddons;
   @Column({ type: 'jsonb', default: () => `'{}'` }) clusterAutoscalerSettings: ClusterAutoscalerSettings;
   @Column({ type: 'bigint', nullable: true }) maintenanceScheduleId: number | null;
+  /** This cluster's own maintenance exclusions (a freeze of one cluster), on top of its schedule's. */
+  @Column({ type: 'jsonb', default: () => `'[]'` }) maintenanceExclusions: MaintenanceExclusion[];
   @Column({ type: 'bigint', nullable: true }) upstreamClusterId: number | null;
   @Column({ type: 'boolean', default: true }) platformOidc: boolean;
   @Column({ type: 'boolean', default: false }) environmentMetricsRules: boolean;

@@ -172,6 +172,18 @@ export class AppConfig {
   @Matches(/^[^\s]*$/, { message: 'OUTBOUND_ALLOWLIST must be a comma-separated list without spaces' })
   OUTBOUND_ALLOWLIST = '';
 
+  /** Webhook deliveries one replica attempts at the same time (one per subscription at most). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  WEBHOOK_DELIVERY_CONCURRENCY = 16;
+
+  /** Longest wait for a webhook receiver's answer; longer counts as a failed attempt. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(60000)
+  WEBHOOK_TIMEOUT_MS = 10000;
+
+  /** How often the delivery worker looks for due deliveries when nothing woke it. */
+  @Transform(toInt) @IsInt() @Min(50) @Max(60000)
+  WEBHOOK_POLL_INTERVAL_MS = 1000;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

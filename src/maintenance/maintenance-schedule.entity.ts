@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn, VersionColumn } from 'typeorm';
+import type { MaintenanceExclusion } from './maintenance-exclusion';
 
 /** Stored and answered in upper-case full form; requests may also use mon..sun in any case. */
 export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
@@ -21,6 +22,8 @@ export class MaintenanceScheduleEntity {
   @Column({ type: 'jsonb', default: () => `'[]'` }) windows: MaintenanceWindow[];
   /** IANA time zone the windows' start times are local to. */
   @Column({ type: 'text', default: 'UTC' }) timeZone: string;
+  /** Periods without scheduler-planned upgrades of a scope, for every cluster on the schedule. */
+  @Column({ type: 'jsonb', default: () => `'[]'` }) exclusions: MaintenanceExclusion[];
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;
   @VersionColumn() version: number;

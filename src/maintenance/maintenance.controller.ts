@@ -54,7 +54,7 @@ export class MaintenanceController {
 
   @Patch(':maintenanceScheduleIdentity')
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Change the name or replace the windows of a maintenance schedule' })
+  @ApiOperation({ summary: 'Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one)' })
   @ApiOkResponse({ type: MaintenanceScheduleResponse })
   @ApiStandardErrors()
   update(

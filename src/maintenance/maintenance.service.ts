@@ -14,6 +14,7 @@ import {
 } from './dto/maintenance-schedule.dto';
 import { MaintenanceScheduleEntity, MaintenanceWindow, Weekday } from './maintenance-schedule.entity';
 import { describeWindow, findOverlaps, parseDay } from './maintenance-window';
+import { checkExclusionHorizon, ExclusionInput, MaintenanceExclusion, normaliseExclusions } from './maintenance-exclusion';
 
 /** The response shape, also used where a cluster embeds its schedule. */
 export function toMaintenanceScheduleResponse(s: MaintenanceScheduleEntity, clusterCount: number): MaintenanceScheduleResponse {
@@ -23,6 +24,7 @@ export function toMaintenanceScheduleResponse(s: MaintenanceScheduleEntity, clus
     name: s.name,
     windows: s.windows.map((w) => ({ day: w.day, duration: w.duration, startTime: w.startTime })),
     timeZone: s.timeZone ?? 'UTC',
+    exclusions: normaliseExclusions(s.exclusions),
   };
 }
 
@@ -81,13 +83,14 @@ export class MaintenanceService {
     const windows = this.normaliseWindows(req.windows);
     const now = this.clock.now();
     const timeZone = req.timeZone ?? 'UTC';
-    const entity = this.repo.create({ organisationId: org.id, name: req.name.trim(), windows, timeZone, createdAt: now, modifiedAt: now });
+    const exclusions = this.exclusions(req.exclusions ?? [], now);
+    const entity = this.repo.create({ organisationId: org.id, name: req.name.trim(), windows, timeZone, exclusions, createdAt: now, modifiedAt: now });
     await this.repo.save(entity);
     this.audit.record({
       type: 'MAINTENANCE_SCHEDULE_CREATED',
       organisation: { id: org.id, slug: org.slug },
       referencedEntityIdentity: entity.identity,
-      details: auditDiff(null, { name: entity.name, windows: entity.windows, timeZone }),
+      details: auditDiff(null, { name: entity.name, windows: entity.windows, timeZone, exclusions }),
       subject: entity.name,
     });
     return this.respond(entity);
@@ -95,11 +98,12 @@ export class MaintenanceService {
 
   async update(org: OrganisationEntity, identity: string, req: UpdateMaintenanceScheduleRequest): Promise<MaintenanceScheduleResponse> {
     const entity = await this.find(org, identity, true);
-    const before = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone };
+    const before = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone, exclusions: normaliseExclusions(entity.exclusions) };
     if (req.name !== undefined) entity.name = req.name.trim();
     if (req.windows !== undefined) entity.windows = this.normaliseWindows(req.windows);
     if (req.timeZone !== undefined) entity.timeZone = req.timeZone;
-    const after = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone };
+    if (req.exclusions !== undefined) entity.exclusions = this.exclusions(req.exclusions, this.clock.now());
+    const after = { name: entity.name, windows: entity.windows, timeZone: entity.timeZone, exclusions: normaliseExclusions(entity.exclusions) };
     const details = auditDiff(before, after);
     if (Object.keys(details).length > 0) {
       entity.modifiedAt = this.clock.now();
@@ -129,9 +133,16 @@ export class MaintenanceService {
       type: 'MAINTENANCE_SCHEDULE_DELETED',
       organisation: { id: org.id, slug: org.slug },
       referencedEntityIdentity: entity.identity,
-      details: auditDiff({ name: entity.name, windows: entity.windows }, null),
+      details: auditDiff({ name: entity.name, windows: entity.windows, exclusions: normaliseExclusions(entity.exclusions) }, null),
       subject: entity.name,
     });
+  }
+
+  /** Canonical form, and each ending within the horizon of now (400 naming the item otherwise). */
+  private exclusions(input: ExclusionInput[], now: Date): MaintenanceExclusion[] {
+    const list = normaliseExclusions(input);
+    checkExclusionHorizon(list, now, 'exclusions');
+    return list;
   }
 
   /** Canonical day names, and no two windows overlapping (400 naming them). */

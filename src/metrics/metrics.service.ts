@@ -95,6 +95,13 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'cms_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by outcome (delivered, retrying: failed and scheduled again, failed: given up)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
@@ -107,7 +114,8 @@ export class MetricsService implements OnModuleDestroy {
     for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);
-    for (const job of ['reconciler', 'scheduler', 'dashboard-health']) this.backgroundErrors.inc({ job }, 0);
+    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks']) this.backgroundErrors.inc({ job }, 0);
+    for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
 
     new Gauge({
       name: 'cms_build_info',
@@ -158,6 +166,19 @@ export class MetricsService implements OnModuleDestroy {
         if (!rows.length) return; // database unreachable: keep the last value
         const at = rows[0].at;
         oldestObservation.set(at ? Math.max(0, (this.clock.now().getTime() - new Date(at).getTime()) / 1000) : 0);
+      },
+    });
+    const outboxLag = new Gauge({
+      name: 'cms_webhook_outbox_lag_seconds',
+      help: 'Age of the oldest webhook delivery that is due and not yet delivered (0 when none is waiting)',
+      registers: [this.registry],
+      collect: async () => {
+        const [row] = await this.safeQuery<{ lag: number | null }>(
+          `SELECT EXTRACT(EPOCH FROM now() - min(d.next_attempt_at))::float8 AS lag
+             FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
+            WHERE d.status = 'PENDING' AND s.enabled AND d.next_attempt_at <= now()`,
+        );
+        outboxLag.set(Math.max(0, row?.lag ?? 0));
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'cms_' });

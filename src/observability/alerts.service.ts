@@ -6,6 +6,7 @@ import { plainToInstance } from 'class-transformer';
 import { validate } from 'class-validator';
 import { createHash, timingSafeEqual } from 'crypto';
 import { AuditRecorder } from '../audit/audit-recorder';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { Clock } from '../common/clock';
 import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
@@ -80,6 +81,7 @@ export class AlertsService {
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
     private readonly silences: SilencesService,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */
@@ -125,7 +127,7 @@ export class AlertsService {
     // The same fingerprint twice in one payload: the later entry wins.
     const byFingerprint = new Map(alerts.map((a) => [a.fingerprint, a]));
     for (const a of byFingerprint.values()) {
-      await this.txHost.tx.query(
+      const changed: unknown[] = await this.txHost.tx.query(
         `INSERT INTO tenant_alerts (tenant_id, fingerprint, status, labels, annotations, starts_at, ends_at, created_at, modified_at)
          VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $8)
          ON CONFLICT (tenant_id, fingerprint) DO UPDATE
@@ -133,9 +135,25 @@ export class AlertsService {
                starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, modified_at = EXCLUDED.modified_at
          WHERE NOT (tenant_alerts.status = 'resolved' AND EXCLUDED.status = 'firing' AND EXCLUDED.starts_at <= tenant_alerts.starts_at)
            AND (tenant_alerts.status, tenant_alerts.labels, tenant_alerts.annotations, tenant_alerts.starts_at, tenant_alerts.ends_at)
-               IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.labels, EXCLUDED.annotations, EXCLUDED.starts_at, EXCLUDED.ends_at)`,
+               IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.labels, EXCLUDED.annotations, EXCLUDED.starts_at, EXCLUDED.ends_at)
+         RETURNING (xmax = 0) AS inserted, status`,
         [tenant.id, a.fingerprint, a.status, JSON.stringify(a.labels), JSON.stringify(a.annotations), a.startsAt, a.endsAt, now],
       );
+      // One webhook event per alert that changed (a repeated notification of the same alert emits nothing).
+      if (changed.length > 0) {
+        await this.outbox.enqueue({
+          organisationId: Number(tenant.organisation_id),
+          type: a.status === 'firing' ? 'ALERT_FIRING' : 'ALERT_RESOLVED',
+          data: {
+            organisation: { slug: tenant.org_slug },
+            environment: tenant.e_id ? { slug: tenant.e_slug! } : null,
+            cluster: tenant.c_id ? { slug: tenant.c_slug! } : null,
+            referencedEntityIdentity: tenant.identity,
+            message: `Alert ${a.labels.alertname ?? a.fingerprint} is ${a.status} in monitoring tenant ${tenant.slug}`,
+            details: { fingerprint: a.fingerprint, status: a.status, labels: a.labels, annotations: a.annotations, startsAt: a.startsAt, endsAt: a.endsAt },
+          },
+        });
+      }
     }
     await this.txHost.tx.query(
       `DELETE FROM tenant_alerts WHERE tenant_id = $1 AND status = 'resolved' AND ends_at < $2::timestamptz - make_interval(days => $3)`,

@@ -11,7 +11,7 @@ import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
-import { nextWindowStart, plannableWindow } from '../maintenance/maintenance-window';
+import { allowedWindow, applicableExclusions, MaintenanceExclusion, overlappingExclusion } from '../maintenance/maintenance-exclusion';
 import type { ScheduledUpgradeStatus } from '../upgrades/scheduled-cluster-upgrade.entity';
 import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../upgrades/upgrade-rows';
 
@@ -45,6 +45,8 @@ interface OpenUpgradeRow extends UpgradeRow {
   auto_upgrade: boolean;
   channel_name: string | null;
   channel_version: string | null;
+  cluster_exclusions: MaintenanceExclusion[] | null;
+  schedule_exclusions: MaintenanceExclusion[] | null;
 }
 
 interface CandidateCluster {
@@ -56,6 +58,14 @@ interface CandidateCluster {
   windows: MaintenanceWindow[] | null;
   time_zone: string | null;
   auto_upgrade_policy: string;
+  cluster_exclusions: MaintenanceExclusion[] | null;
+  schedule_exclusions: MaintenanceExclusion[] | null;
+}
+
+/** Where an exclusion comes from, for messages. */
+interface SourcedExclusion {
+  exclusion: MaintenanceExclusion;
+  source: string;
 }
 
 /** Same major and minor: the step is a patch. */
@@ -187,25 +197,50 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   }
 
   /**
-   * An upgrade the scheduler planned follows its cluster's maintenance schedule: when the schedule
-   * (or the cluster's choice of schedule) changed before the window opened, the upgrade moves to the
-   * schedule's next window and goes back to SCHEDULED so the new window is announced.
+   * An upgrade the scheduler planned follows its cluster's maintenance schedule and exclusions: when the
+   * schedule (or the cluster's choice of schedule) changed before the window opened, or an exclusion covering
+   * the upgrade now overlaps its window (even one already open, as long as the upgrade has not started), the
+   * upgrade moves to the first allowed window and goes back to SCHEDULED so the new window is announced.
    */
   private async replan(now: Date): Promise<void> {
-    const rows = await this.q<UpgradeRow & { windows: MaintenanceWindow[] | null; time_zone: string }>(
-      `SELECT ${UPGRADE_COLUMNS}, ms.windows, ms.time_zone
+    const rows = await this.q<
+      UpgradeRow & {
+        windows: MaintenanceWindow[] | null;
+        time_zone: string | null;
+        schedule_name: string | null;
+        cluster_version: string;
+        cluster_exclusions: MaintenanceExclusion[] | null;
+        schedule_exclusions: MaintenanceExclusion[] | null;
+      }
+    >(
+      `SELECT ${UPGRADE_COLUMNS}, ms.windows, ms.time_zone, ms.name AS schedule_name, c.version AS cluster_version,
+              c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions
          ${UPGRADE_FROM}
-         JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
-        WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_start > $1
+         LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+        WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_end > $1
           AND c.deleted_at IS NULL
         ORDER BY u.id
         FOR UPDATE OF u SKIP LOCKED`,
       [now],
     );
     for (const row of rows) {
-      const next = row.windows?.length ? nextWindowStart(row.windows, now, row.time_zone) : null;
+      const sourced = this.exclusionsOf(row, row.schedule_name);
+      const covering = this.covering(sourced, row.cluster_version, row.to_cluster_version);
+      const blocking = overlappingExclusion(
+        covering.map((x) => x.exclusion),
+        row.window_start,
+        row.window_end,
+      );
+      const hasWindows = !!row.windows?.length;
+      // Without an exclusion in the way, only a future window of a schedule follows the schedule's changes.
+      if (!blocking && !(hasWindows && row.window_start.getTime() > now.getTime())) continue;
+      const next = this.allowed(row.windows, row.time_zone, now, covering, false);
       if (!next) continue;
       if (next.start.getTime() === row.window_start.getTime() && next.end.getTime() === row.window_end.getTime()) continue;
+      const because = blocking
+        ? `its window overlapped the maintenance exclusion "${blocking.name}" (${blocking.scope}, ` +
+          `${describeUpgradeWindow(new Date(blocking.startsAt), new Date(blocking.endsAt))}) of ${sourced.find((x) => x.exclusion === blocking)!.source}`
+        : 'its maintenance schedule changed';
       await this.savepoint(async () => {
         await this.q(
           `UPDATE scheduled_cluster_upgrades
@@ -225,7 +260,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
             details,
             message:
               `system moved the upgrade of cluster ${this.subject(row)} to ${row.to_cluster_version} to the window ` +
-              `${describeUpgradeWindow(next.start, next.end)}: its maintenance schedule changed`,
+              `${describeUpgradeWindow(next.start, next.end)}: ${because}`,
           },
           SYSTEM_ACTOR,
         );
@@ -237,7 +272,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
     const candidates = await this.q<CandidateCluster>(
       `SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
-              ms.windows, ms.time_zone
+              ms.windows, ms.time_zone, c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions
          FROM clusters c
          JOIN update_channels ch ON ch.name = c.update_channel
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
@@ -255,10 +290,13 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       if (!this.newer(c.channel_version, c.version)) continue;
       // PATCH_ONLY: a channel on another minor plans nothing (the cluster shows upgradeAvailable instead).
       if (c.auto_upgrade_policy === 'PATCH_ONLY' && !samePatchLine(c.channel_version, c.version)) continue;
-      // The window open now when enough of it remains (a user who opens a window wants it used), else the next.
-      const occurrence = c.windows?.length ? plannableWindow(c.windows, now, c.time_zone ?? 'UTC') : null;
-      const windowStart = occurrence?.start ?? new Date(now.getTime() + DEFAULT_WINDOW_DELAY_MS);
-      const windowEnd = occurrence?.end ?? new Date(windowStart.getTime() + DEFAULT_WINDOW_LENGTH_MS);
+      // The window open now when enough of it remains (a user who opens a window wants it used), else the next;
+      // either way the first one no exclusion covering this upgrade overlaps. None found: nothing is planned yet.
+      const covering = this.covering(this.exclusionsOf(c, null), c.version, c.channel_version);
+      const occurrence = this.allowed(c.windows, c.time_zone, now, covering, true);
+      if (!occurrence) continue;
+      const windowStart = occurrence.start;
+      const windowEnd = occurrence.end;
       const reason = `update channel ${c.channel_name} moved to ${c.channel_version}`;
       await this.savepoint(async () => {
         const [inserted] = await this.q<{ identity: string }>(
@@ -317,6 +355,12 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       [now],
     );
     for (const row of rows) {
+      // An upgrade the scheduler planned does not start inside an exclusion covering it (replan normally moved it
+      // already); an administrator's upgrade is not held back.
+      if (row.created_by === 'system') {
+        const covering = this.covering(this.exclusionsOf(row, null), row.cluster_version, row.to_cluster_version);
+        if (overlappingExclusion(covering.map((x) => x.exclusion), now, new Date(now.getTime() + 1))) continue;
+      }
       await this.transition(row, 'UPDATED', now, count, {
         details: { version: { old: row.cluster_version, new: row.to_cluster_version } },
         message: `system started the upgrade of cluster ${this.subject(row)} from ${row.cluster_version} to ${row.to_cluster_version}`,
@@ -400,9 +444,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, c.status AS cluster_status,
               c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
               c.observed_version AS cluster_observed_version, c.last_error AS cluster_last_error, c.auto_upgrade,
-              ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version
+              ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
+              c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions
          ${UPGRADE_FROM}
          LEFT JOIN update_channels ch ON ch.name = c.update_channel
+         LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
         WHERE ${where}
         ORDER BY u.id
         FOR UPDATE OF u SKIP LOCKED`,
@@ -466,6 +512,35 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       await this.q('ROLLBACK TO SAVEPOINT upgrade_step');
       this.logger.warn({ err }, 'Scheduled upgrade step skipped');
     }
+  }
+
+  /** The cluster's own exclusions, then its schedule's. */
+  private exclusionsOf(
+    row: { cluster_exclusions: MaintenanceExclusion[] | null; schedule_exclusions: MaintenanceExclusion[] | null },
+    scheduleName: string | null,
+  ): SourcedExclusion[] {
+    return [
+      ...(row.cluster_exclusions ?? []).map((exclusion) => ({ exclusion, source: 'the cluster' })),
+      ...(row.schedule_exclusions ?? []).map((exclusion) => ({
+        exclusion,
+        source: scheduleName ? `maintenance schedule ${scheduleName}` : 'its maintenance schedule',
+      })),
+    ];
+  }
+
+  /** Those covering an upgrade from `from` to `to` (NO_MINOR_UPGRADES only when major.minor changes). */
+  private covering(list: SourcedExclusion[], from: string, to: string): SourcedExclusion[] {
+    const applicable = new Set(applicableExclusions(list.map((x) => x.exclusion), from, to));
+    return list.filter((x) => applicable.has(x.exclusion));
+  }
+
+  /** The window to plan into: the schedule's (or the default one), skipping those the exclusions overlap. */
+  private allowed(windows: MaintenanceWindow[] | null, zone: string | null, now: Date, covering: SourcedExclusion[], openOk: boolean) {
+    return allowedWindow(windows, zone ?? 'UTC', now, covering.map((x) => x.exclusion), {
+      openOk,
+      defaultDelayMs: DEFAULT_WINDOW_DELAY_MS,
+      defaultLengthMs: DEFAULT_WINDOW_LENGTH_MS,
+    });
   }
 
   private subject(row: UpgradeRow): string {

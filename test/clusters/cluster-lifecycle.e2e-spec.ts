@@ -56,7 +56,7 @@ describe('cluster lifecycle through the API and the reconciler', () => {
         'cni', 'cpu', 'memory', 'createdAt', 'modifiedAt', 'deletedAt', 'customerIdentity', 'customerSlug', 'deleteProtection',
         'description', 'desiredStatus', 'enableMultiAvailabilityZones', 'enableNATGateway', 'enableNetworkEncryption',
         'environmentIdentity', 'environmentMetricsRules', 'environmentSlug', 'highlyAvailable', 'identity', 'ipWhitelist',
-        'maintenanceSchedule', 'name', 'observabilityTenant', 'podSecurityStandardsProfile', 'poolID', 'poolName', 'provisionStatus',
+        'maintenanceSchedule', 'maintenanceExclusions', 'name', 'observabilityTenant', 'podSecurityStandardsProfile', 'poolID', 'poolName', 'provisionStatus',
         'region', 'slug', 'status', 'updateChannel', 'version',
       ].sort(),
     );

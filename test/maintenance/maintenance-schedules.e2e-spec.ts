@@ -40,9 +40,10 @@ describe('maintenance schedules', () => {
       ],
     });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['clusterCount', 'identity', 'name', 'timeZone', 'windows']);
+    expect(Object.keys(res.body).sort()).toEqual(['clusterCount', 'exclusions', 'identity', 'name', 'timeZone', 'windows']);
     expect(res.body).toEqual({
       clusterCount: 0,
+      exclusions: [],
       identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
       name: 'Nightly',
       timeZone: 'UTC',
@@ -160,6 +161,7 @@ describe('maintenance schedules', () => {
     expect(patched.status).toBe(200);
     expect(patched.body).toEqual({
       clusterCount: 1,
+      exclusions: [],
       identity: created.identity,
       name: 'Changed',
       timeZone: 'UTC',

@@ -198,6 +198,26 @@ describe('observability tenants and alerting configuration', () => {
     expect(orphan.body.errors[0].field).toBe('alertingConfig.receivers.1.email_configs.0.auth_password');
   });
 
+  it("supports the original client's rule-file round trip (GET the whole configuration, change ruleFiles, POST it back)", async () => {
+    const path = `${base()}/monitoring/production-web/alerting`;
+    expect((await as('MEMBER').post(path).send(VALID)).status).toBe(200);
+    // AddObservabilityTenantPrometheusRules: add one file, keep the rest as read.
+    const read = (await as('MEMBER').get(path)).body;
+    const added = { ...read, ruleFiles: { ...read.ruleFiles, 'disk.yaml': 'groups:\n  - name: disk\n    rules:\n      - alert: DiskFull\n        expr: disk_free < 0.1\n' } };
+    expect((await as('MEMBER').post(path).send(added)).status).toBe(200);
+    const afterAdd = (await as('MEMBER').get(path)).body;
+    expect(Object.keys(afterAdd.ruleFiles).sort()).toEqual(['disk.yaml', 'node.yaml']);
+    expect(afterAdd.alertingConfig).toBe(VALID.alertingConfig);
+    expect(afterAdd.templateFiles).toEqual(VALID.templateFiles);
+    // DeleteObservabilityTenantPrometheusRules: drop one by name.
+    const { ['node.yaml']: _dropped, ...rest } = afterAdd.ruleFiles as Record<string, string>;
+    expect((await as('MEMBER').post(path).send({ ...afterAdd, ruleFiles: rest })).status).toBe(200);
+    expect(Object.keys((await as('MEMBER').get(path)).body.ruleFiles)).toEqual(['disk.yaml']);
+    // OverwriteObservabilityTenantPrometheusRules: replace them all.
+    expect((await as('MEMBER').post(path).send({ ...afterAdd, ruleFiles: { 'only.yaml': 'groups: []\n' } })).status).toBe(200);
+    expect((await as('MEMBER').get(path)).body.ruleFiles).toEqual({ 'only.yaml': 'groups: []\n' });
+  });
+
   it('refuses YAML alias bombs and keeps /health fast while large configurations are checked', async () => {
     const bomb = ['groups: []', 'a: &a ["x","x","x","x","x","x","x","x","x"]'];
     for (let i = 0; i < 12; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`);

@@ -27,6 +27,12 @@ import {
   AUTO_UPGRADE_POLICIES,
   AutoUpgradePolicy,
 } from '../cluster.entity';
+import {
+  ExclusionsField,
+  ExclusionsResponseField,
+  MaintenanceExclusionRequest,
+  MaintenanceExclusionResponse,
+} from '../../maintenance/dto/maintenance-exclusion.dto';
 import { CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 
@@ -202,7 +208,7 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 63)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)
+  @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)
   description?: string | null;
 
   @ApiPropertyOptional({ enum: CLUSTER_DESIRED_STATUSES, description: 'Requests a transition; 409 when the current status does not allow it' })
@@ -213,7 +219,7 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 50)
   version?: string;
 
-  @ApiPropertyOptional({ example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
+  @ApiPropertyOptional({ type: String, maxLength: 100, example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
   updateChannel?: string | null;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
@@ -244,9 +250,15 @@ export class UpdateClusterRequest {
   @IsOptional() @ValidateNested() @Type(() => ClusterAutoscalerSettingsDto)
   clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'null detaches the schedule' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the schedule' })
   @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string | null;
+
+  @ExclusionsField(
+    'maintenanceExclusions',
+    " They apply to this cluster only, on top of its maintenance schedule's exclusions (a cluster without a schedule keeps the default window and still honours them).",
+  )
+  maintenanceExclusions?: MaintenanceExclusionRequest[];
 
   @ApiPropertyOptional({ type: ClusterReferenceRequest, nullable: true, description: 'null detaches the upstream cluster' })
   @IsOptional() @ValidateNested() @Type(() => ClusterReferenceRequest)
@@ -414,6 +426,7 @@ export class ClusterResponse {
   @ApiProperty({ format: 'uuid' }) identity: string;
   @ApiProperty({ type: [IpWhitelistDto] }) ipWhitelist: IpWhitelistDto[];
   @ApiProperty({ type: MaintenanceScheduleRefDto, nullable: true }) maintenanceSchedule: MaintenanceScheduleRefDto | null;
+  @ExclusionsResponseField(" of this cluster alone (its schedule's apply as well)") maintenanceExclusions: MaintenanceExclusionResponse[];
   @ApiProperty() name: string;
   @ApiProperty({ type: ObservabilityTenantDto, nullable: true }) observabilityTenant: ObservabilityTenantDto | null;
   @ApiProperty({ enum: POD_SECURITY_STANDARDS_PROFILES, nullable: true, type: String }) podSecurityStandardsProfile: string | null;

@@ -4,6 +4,7 @@ import { ConflictException, Injectable } from '@nestjs/common';
 import { auditDiff } from '../../audit/audit-diff';
 import { AuditRecorder } from '../../audit/audit-recorder';
 import { Clock } from '../../common/clock';
+import { checkExclusionHorizon, normaliseExclusions } from '../../maintenance/maintenance-exclusion';
 import { ValidationFailedException } from '../../common/errors';
 import type { OrganisationEntity } from '../../organisations/organisation.entity';
 import { ClusterCatalog } from '../cluster-catalog';
@@ -40,6 +41,7 @@ const AUDITED = [
   'addons',
   'clusterAutoscalerSettings',
   'maintenanceScheduleId',
+  'maintenanceExclusions',
   'upstreamClusterId',
 ] as const;
 
@@ -104,6 +106,11 @@ export class UpdateClusterUseCase {
     }
     if (req.maintenanceScheduleIdentity !== undefined) {
       next.maintenanceScheduleId = req.maintenanceScheduleIdentity === null ? null : await this.rules.maintenanceScheduleId(org, req.maintenanceScheduleIdentity);
+    }
+    if (req.maintenanceExclusions !== undefined) {
+      const exclusions = normaliseExclusions(req.maintenanceExclusions);
+      checkExclusionHorizon(exclusions, this.clock.now(), 'maintenanceExclusions');
+      next.maintenanceExclusions = exclusions;
     }
     if (req.upstreamCluster !== undefined) {
       next.upstreamClusterId = req.upstreamCluster === null ? null : await this.upstreamId(org, cluster, req.upstreamCluster.identity);
@@ -203,7 +210,8 @@ function snapshot(c: ClusterEntity): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of AUDITED) {
     const v = (c as unknown as Record<string, unknown>)[k];
-    out[k] = k.endsWith('Id') && v != null ? Number(v) : v;
+    // jsonb answers object keys in its own order: the canonical form compares like with like.
+    out[k] = k.endsWith('Id') && v != null ? Number(v) : k === 'maintenanceExclusions' ? normaliseExclusions(v as []) : v;
   }
   return out;
 }

@@ -48,6 +48,7 @@ function IsIanaTimeZone() {
 }
 import { WEEKDAYS } from '../maintenance-schedule.entity';
 import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN } from '../maintenance-window';
+import { ExclusionsField, ExclusionsResponseField, MaintenanceExclusionRequest, MaintenanceExclusionResponse } from './maintenance-exclusion.dto';
 
 export const MAX_WINDOWS_PER_SCHEDULE = 50;
 const DAY_INPUTS = [...WEEKDAYS, 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
@@ -87,6 +88,9 @@ export class CreateMaintenanceScheduleRequest {
 
   @TimeZoneField()
   timeZone?: string;
+
+  @ExclusionsField('exclusions', ' They apply to every cluster using the schedule.')
+  exclusions?: MaintenanceExclusionRequest[];
 }
 
 /** PATCH: the same fields and bounds, each optional. */
@@ -104,6 +108,9 @@ export class UpdateMaintenanceScheduleRequest {
 
   @TimeZoneField()
   timeZone?: string;
+
+  @ExclusionsField('exclusions', ' They apply to every cluster using the schedule.')
+  exclusions?: MaintenanceExclusionRequest[];
 }
 
 export class MaintenanceWindowResponse {
@@ -118,4 +125,5 @@ export class MaintenanceScheduleResponse {
   @ApiProperty() name: string;
   @ApiProperty({ type: [MaintenanceWindowResponse] }) windows: MaintenanceWindowResponse[];
   @ApiProperty({ example: 'Europe/Amsterdam', description: "IANA time zone of the windows' start times" }) timeZone: string;
+  @ExclusionsResponseField(', for every cluster using the schedule') exclusions: MaintenanceExclusionResponse[];
 }

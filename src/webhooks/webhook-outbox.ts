@@ -1,0 +1,116 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable } from '@nestjs/common';
+import type { AuditDetails } from '../audit/audit-event.entity';
+import type { Actor } from '../auth/principal';
+import { Clock } from '../common/clock';
+
+/** Events that exist for webhooks only, beside every audit event type of the organisation. */
+export const WEBHOOK_ONLY_EVENT_TYPES = [
+  'SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED',
+  'CLUSTER_STATUS_CHANGED',
+  'ALERT_FIRING',
+  'ALERT_RESOLVED',
+  'WEBHOOK_PING',
+] as const;
+
+/** What an event says: the organisation-scoped facts of its audit row or activity, never a secret. */
+export interface WebhookEventData {
+  organisation: { slug: string };
+  environment?: { slug: string } | null;
+  cluster?: { slug: string } | null;
+  nodePool?: { name: string } | null;
+  cloudAccountName?: string | null;
+  referencedEntityIdentity?: string | null;
+  actor?: { identity: string | null; username: string } | null;
+  message?: string;
+  details?: AuditDetails | Record<string, unknown>;
+}
+
+export interface OutboxEvent {
+  organisationId: number;
+  type: string;
+  /** CloudEvents `subject`: the resource inside the source, e.g. `clusters/production/web`. */
+  subject?: string | null;
+  data: WebhookEventData;
+}
+
+/** CloudEvents `source` of an organisation's events: the organisation's API path. */
+export const eventSource = (organisationSlug: string) => `/api/v1/orgs/${organisationSlug}`;
+
+/** `clusters/<env>/<cluster>`, `environments/<env>`, or the referenced entity: what the event is about. */
+export function eventSubject(data: WebhookEventData): string | null {
+  if (data.cluster && data.environment) {
+    const base = `clusters/${data.environment.slug}/${data.cluster.slug}`;
+    return data.nodePool ? `${base}/pools/${data.nodePool.name}` : base;
+  }
+  if (data.environment) return `environments/${data.environment.slug}`;
+  return data.referencedEntityIdentity ?? null;
+}
+
+/**
+ * The write side of the transactional outbox. `enqueue` runs in the caller's transaction (the request's
+ * or a background job's): one statement that inserts the event and a delivery per enabled subscription
+ * of the organisation whose `eventTypes` match, and nothing at all when none match. A rolled-back change
+ * therefore emits nothing and a committed one cannot lose its event.
+ */
+@Injectable()
+export class WebhookOutbox {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly clock: Clock,
+  ) {}
+
+  async enqueue(event: OutboxEvent, onlySubscriptionId?: number): Promise<number> {
+    const now = this.clock.now();
+    const rows = (await this.txHost.tx.query(
+      `WITH subs AS (
+         SELECT id FROM webhook_subscriptions
+          WHERE organisation_id = $1 AND enabled
+            AND ($7::bigint IS NULL AND event_types && ARRAY[$2, '*']::text[] OR id = $7::bigint)
+       ), ev AS (
+         INSERT INTO webhook_events (organisation_id, type, source, subject, data, created_at)
+         SELECT $1, $2, $3, $4, $5::jsonb, $6 WHERE EXISTS (SELECT 1 FROM subs)
+         RETURNING id
+       )
+       INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
+       SELECT subs.id, ev.id, 'PENDING', $6, $6 FROM subs, ev
+       RETURNING id`,
+      [
+        event.organisationId,
+        event.type,
+        eventSource(event.data.organisation.slug),
+        event.subject ?? eventSubject(event.data),
+        JSON.stringify(event.data),
+        now,
+        onlySubscriptionId ?? null,
+      ],
+    )) as unknown[];
+    return rows.length;
+  }
+
+  /**
+   * The events an audit entry produces: its own type, and the derived ones subscribers ask for by name
+   * (an upgrade announcement, a cluster status change).
+   */
+  async enqueueAudit(
+    organisation: { id: number; slug: string },
+    type: string,
+    data: Omit<WebhookEventData, 'organisation' | 'actor'>,
+    actor: Actor,
+  ): Promise<void> {
+    const full: WebhookEventData = { organisation: { slug: organisation.slug }, actor: { identity: actor.identity, username: actor.username }, ...data };
+    await this.enqueue({ organisationId: organisation.id, type, data: full });
+    if (type === 'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED') {
+      await this.enqueue({ organisationId: organisation.id, type: 'SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED', data: full });
+    }
+    const status = (data.details as AuditDetails | undefined)?.status;
+    if (data.cluster && status && status.old != null && status.old !== status.new && !data.nodePool && !type.startsWith('SCHEDULED_CLUSTER_UPGRADE')) {
+      await this.enqueue({
+        organisationId: organisation.id,
+        type: 'CLUSTER_STATUS_CHANGED',
+        data: { ...full, details: { status } },
+      });
+    }
+  }
+}

@@ -1,0 +1,356 @@
+import { Webhook } from 'standardwebhooks';
+import { OutboundPolicy } from '../../src/common/outbound-policy';
+import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
+import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from '../clusters/cluster-fixtures';
+import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+import { Receiver, ReceivedRequest, waitFor } from './receiver';
+
+/** The receiver is on loopback: allow-listed, while every other internal address stays refused. */
+const ENV = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false', OUTBOUND_ALLOWLIST: '127.0.0.1', WEBHOOK_DELIVERY_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '3000' };
+
+interface CloudEvent {
+  specversion: string;
+  id: string;
+  source: string;
+  type: string;
+  subject?: string;
+  time: string;
+  datacontenttype: string;
+  data: { organisation: { slug: string }; details?: Record<string, { old: unknown; new: unknown }>; message?: string; actor?: { username: string } };
+}
+
+const verify = (secret: string, r: ReceivedRequest) =>
+  new Webhook(secret).verify(r.body, {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  }) as CloudEvent;
+
+describe('webhooks', () => {
+  let t: TestApp;
+  let f: OrgFixture;
+  let receiver: Receiver;
+  const base = () => `/api/v1/orgs/${f.orgSlug}/webhooks`;
+  const admin = () => t.as(f.users.admin.token);
+  const worker = () => t.get(WebhookDeliveryWorker);
+
+  beforeAll(async () => {
+    t = await startTestApp(ENV);
+    receiver = await new Receiver().start();
+  });
+  beforeEach(async () => {
+    f = await createOrgFixture(t);
+    receiver.received.length = 0;
+    receiver.respond = () => ({ status: 204 });
+  });
+  afterEach(() => t.clock.set(null));
+  afterAll(async () => {
+    await receiver.stop();
+    await t.close();
+  });
+
+  async function subscribe(path: string, eventTypes: string[] = ['*']): Promise<{ identity: string; secret: string }> {
+    const res = await admin().post(base()).send({ url: receiver.url(path), description: 'test receiver', eventTypes });
+    expect(res.status).toBe(200);
+    return res.body;
+  }
+
+  it('manages subscriptions: ADMIN only, secret shown once, validated, audited', async () => {
+    expect((await t.as(f.users.member.token).get(base())).status).toBe(403);
+    expect((await t.as(f.users.member.token).post(base()).send({ url: receiver.url(), eventTypes: ['*'] })).status).toBe(403);
+
+    const created = await admin().post(base()).send({ url: receiver.url(), eventTypes: ['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED'] });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      identity: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      url: receiver.url(),
+      description: '',
+      eventTypes: ['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED'],
+      enabled: true,
+      disabledReason: null,
+      createdBy: f.users.admin.username,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const listed = await admin().get(base());
+    expect(listed.body).toHaveLength(1);
+    expect(listed.body[0].secret).toBeUndefined();
+    const [stored] = await t.db.query(`SELECT secret_ciphertext FROM webhook_subscriptions WHERE identity = $1`, [created.body.identity]);
+    expect(stored.secret_ciphertext).not.toContain(created.body.secret.slice(6, 20));
+    const [audit] = await t.db.query(`SELECT details FROM audit_events WHERE type = 'WEBHOOK_CREATED' AND referenced_entity_identity = $1`, [created.body.identity]);
+    expect(audit.details.url).toEqual({ old: null, new: receiver.url() });
+    expect(JSON.stringify(audit.details)).not.toContain(created.body.secret);
+
+    // Bad input: each a 400 naming the field.
+    const bad = async (body: Record<string, unknown>, field: string) => {
+      const res = await admin().post(base()).send(body);
+      expect(res.status).toBe(400);
+      expectErrorBody(res.body, 400);
+      expect(JSON.stringify(res.body)).toContain(field);
+    };
+    await bad({ url: 'http://10.1.2.3/hook', eventTypes: ['*'] }, 'url');
+    await bad({ url: 'http://169.254.169.254/latest', eventTypes: ['*'] }, 'url');
+    await bad({ url: 'ftp://example.com/x', eventTypes: ['*'] }, 'url');
+    await bad({ url: receiver.url(), eventTypes: [] }, 'eventTypes');
+    await bad({ url: receiver.url(), eventTypes: ['cluster created'] }, 'eventTypes');
+    await bad({ url: receiver.url(), eventTypes: ['A', 'A'] }, 'eventTypes');
+    await bad({ url: receiver.url() }, 'eventTypes');
+
+    // A PATCH repeating the values changes nothing and writes no audit row; a real change is audited.
+    const path = `${base()}/${created.body.identity}`;
+    const same = await admin().patch(path).send({ eventTypes: ['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED'] });
+    expect(same.status).toBe(200);
+    expect(same.body.modifiedAt).toBe(created.body.modifiedAt);
+    const changed = await admin().patch(path).send({ description: 'chat', enabled: false });
+    expect(changed.body).toMatchObject({ description: 'chat', enabled: false });
+    const updates = await t.db.query(`SELECT details FROM audit_events WHERE type = 'WEBHOOK_UPDATED' AND referenced_entity_identity = $1`, [created.body.identity]);
+    expect(updates).toHaveLength(1);
+    expect(updates[0].details).toEqual({ description: { old: '', new: 'chat' }, enabled: { old: true, new: false } });
+    expect((await admin().get(`${base()}/not-a-uuid`)).status).toBe(404);
+    expect((await admin().get(`${base()}/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
+    expect((await admin().delete(path)).status).toBe(204);
+    expect((await admin().get(path)).status).toBe(404);
+    expect(await t.db.query(`SELECT 1 FROM audit_events WHERE type = 'WEBHOOK_DELETED' AND referenced_entity_identity = $1`, [created.body.identity])).toHaveLength(1);
+  });
+
+  it('delivers a cluster lifecycle in order as signed CloudEvents', async () => {
+    const sub = await subscribe('/lifecycle', ['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED']);
+    const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f));
+    expect(created.status).toBe(200);
+    await settle(t);
+    expect(await worker().drain()).toBeGreaterThan(2);
+
+    const events = receiver.on('/lifecycle').map((r) => {
+      expect(r.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
+      expect(r.headers['webhook-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      return verify(sub.secret, r); // throws on a bad signature
+    });
+    expect(events[0]).toMatchObject({
+      specversion: '1.0',
+      type: 'CLUSTER_CREATED',
+      source: `/api/v1/orgs/${f.orgSlug}`,
+      subject: `clusters/${f.envSlug}/web`,
+      datacontenttype: 'application/json',
+      data: { organisation: { slug: f.orgSlug }, actor: { username: f.users.member.username } },
+    });
+    const statuses = events.filter((e) => e.type === 'CLUSTER_STATUS_CHANGED').map((e) => e.data.details!.status.new);
+    expect(statuses).toEqual(['provisioning', 'provisioned', 'starting', 'started']);
+    const times = events.map((e) => Date.parse(e.time));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    // Only the subscribed types arrive.
+    expect(new Set(events.map((e) => e.type))).toEqual(new Set(['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED']));
+
+    const page = await admin().get(`${base()}/${sub.identity}/deliveries?size=2&sort=createdAt,asc`);
+    expect(page.status).toBe(200);
+    expect(page.body).toMatchObject({ totalElements: events.length, size: 2, number: 0 });
+    expect(page.body.content[0]).toMatchObject({ eventType: 'CLUSTER_CREATED', status: 'DELIVERED', attempts: 1, lastResponseCode: 204, nextAttemptAt: null });
+    expect((await admin().get(`${base()}/${sub.identity}/deliveries?sort=secret,asc`)).status).toBe(400);
+  });
+
+  it('retries a receiver that is down with growing gaps on the clock, then delivers once it recovers', async () => {
+    const T0 = new Date('2026-11-23T10:00:00Z');
+    t.clock.set(T0);
+    const sub = await subscribe('/flaky', ['ENVIRONMENT_UPDATED']);
+    receiver.respond = () => ({ status: 503 });
+    expect((await t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: 'first' })).status).toBe(200);
+
+    const delivery = async () => (await admin().get(`${base()}/${sub.identity}/deliveries`)).body.content[0];
+    expect(await worker().drain()).toBe(1);
+    const first = await delivery();
+    expect(first).toMatchObject({ status: 'PENDING', attempts: 1, lastResponseCode: 503, lastError: 'The receiver answered HTTP 503' });
+    const gap1 = Date.parse(first.nextAttemptAt) - T0.getTime();
+    expect(gap1).toBeGreaterThanOrEqual(4000);
+    expect(gap1).toBeLessThanOrEqual(6000);
+
+    expect(await worker().drain()).toBe(0); // not due yet
+    t.clock.advance(gap1);
+    expect(await worker().drain()).toBe(1);
+    const second = await delivery();
+    expect(second.attempts).toBe(2);
+    const gap2 = Date.parse(second.nextAttemptAt) - Date.parse(second.lastAttemptAt);
+    expect(gap2).toBeGreaterThanOrEqual(48_000);
+    expect(gap2).toBeGreaterThan(gap1 * 5);
+
+    receiver.respond = () => ({ status: 200 });
+    t.clock.advance(gap2);
+    expect(await worker().drain()).toBe(1);
+    expect(await delivery()).toMatchObject({ status: 'DELIVERED', attempts: 3, lastResponseCode: 200, lastError: null, nextAttemptAt: null });
+    const got = receiver.on('/flaky');
+    expect(got).toHaveLength(3);
+    expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(1); // the same message id on every retry
+    expect((await admin().get(`${base()}/${sub.identity}`)).body.failingSince).toBeNull();
+    const metrics = await t.http().get('/metrics').set('Authorization', 'Token cms_test_bootstrap_admin_token_0123456789');
+    expect(metrics.text).toMatch(/cms_webhook_deliveries_total\{outcome="retrying"\} [1-9]/);
+    expect(metrics.text).toMatch(/cms_webhook_outbox_lag_seconds 0/);
+  });
+
+  it('gives up after 24 h and disables a subscription that failed for 3 days, in the activity feed', async () => {
+    const T0 = new Date('2026-11-23T10:00:00Z');
+    t.clock.set(T0);
+    const sub = await subscribe('/dead', ['ENVIRONMENT_UPDATED']);
+    receiver.respond = () => ({ status: 500 });
+    const patchEnv = (d: string) => t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: d });
+    await patchEnv('one');
+    let attempts = 0;
+    const gaps: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      attempts += await worker().drain();
+      const [d] = (await admin().get(`${base()}/${sub.identity}/deliveries`)).body.content;
+      if (!d.nextAttemptAt) break;
+      gaps.push(Date.parse(d.nextAttemptAt) - t.clock.now().getTime());
+      t.clock.set(new Date(d.nextAttemptAt));
+    }
+    const [d] = (await admin().get(`${base()}/${sub.identity}/deliveries`)).body.content;
+    expect(d).toMatchObject({ status: 'FAILED', attempts: 8, nextAttemptAt: null, lastResponseCode: 500 });
+    expect(attempts).toBe(8);
+    // 5 s, 1 min, 5 min, 30 min, 2 h, 5 h, 10 h, each +-20 %: growing, and all within 24 h.
+    expect(gaps).toHaveLength(7);
+    gaps.forEach((g, i) => i > 0 && expect(g).toBeGreaterThan(gaps[i - 1]));
+    expect(gaps.reduce((a, b) => a + b, 0)).toBeLessThan(24 * 3600_000);
+    // Keep failing past 3 days: the subscription is disabled.
+    for (let day = 0; day < 4; day++) {
+      await patchEnv(`day ${day}`);
+      await worker().drain();
+      t.clock.advance(24 * 3600_000);
+    }
+    const after = (await admin().get(`${base()}/${sub.identity}`)).body;
+    expect(after.enabled).toBe(false);
+    expect(after.disabledReason).toMatch(/failed for 3 days/);
+    const feed = await admin().get(`/api/v1/organisations/${f.orgSlug}/activity`);
+    expect(feed.body.content.some((e: { type: string; message: string }) => e.type === 'WEBHOOK_DISABLED' && /system disabled webhook/.test(e.message))).toBe(true);
+    // Disabled: nothing more is queued; a ping is refused; re-enabling clears the reason.
+    expect((await admin().post(`${base()}/${sub.identity}/ping`)).status).toBe(409);
+    const enabled = await admin().patch(`${base()}/${sub.identity}`).send({ enabled: true });
+    expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
+  });
+
+  it('a slow receiver does not hold up the other subscriptions', async () => {
+    await subscribe('/slow', ['ENVIRONMENT_UPDATED']);
+    await subscribe('/fast', ['ENVIRONMENT_UPDATED']);
+    receiver.respond = (r) => (r.path === '/slow' ? { status: 200, delayMs: 2000 } : { status: 200 });
+    await t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: 'x' });
+    const started = Date.now();
+    const draining = worker().drain();
+    await waitFor(() => receiver.on('/fast').length === 1);
+    const fastAfter = Date.now() - started;
+    await draining;
+    const slowAfter = Date.now() - started;
+    expect(slowAfter).toBeGreaterThanOrEqual(1900);
+    expect(fastAfter).toBeLessThan(slowAfter / 2);
+  });
+
+  it('a request that rolls back emits nothing', async () => {
+    await subscribe('/rollback', ['*']);
+    await worker().drain(); // its own WEBHOOK_CREATED event
+    receiver.received.length = 0;
+    // Fails the transaction at COMMIT, after the audit, activity and outbox rows were written.
+    await t.db.query(`
+      CREATE OR REPLACE FUNCTION test_fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.details::text LIKE '%boom%' THEN RAISE EXCEPTION 'boom at commit'; END IF; RETURN NULL; END $$;
+      DROP TRIGGER IF EXISTS test_fail_commit ON audit_events;
+      CREATE CONSTRAINT TRIGGER test_fail_commit AFTER INSERT ON audit_events DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW EXECUTE FUNCTION test_fail_commit();`);
+    try {
+      const before = await t.db.query(`SELECT count(*)::int AS n FROM webhook_events WHERE organisation_id = $1`, [f.orgId]);
+      const res = await t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: 'boom' });
+      expect(res.status).toBe(500);
+      const after = await t.db.query(`SELECT count(*)::int AS n FROM webhook_events WHERE organisation_id = $1`, [f.orgId]);
+      expect(after[0].n).toBe(before[0].n);
+      expect(await worker().drain()).toBe(0);
+      expect(receiver.on('/rollback')).toHaveLength(0);
+      // The same change without the failure is delivered.
+      expect((await t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: 'fine' })).status).toBe(200);
+      await worker().drain();
+      expect(receiver.on('/rollback').map((r) => JSON.parse(r.body).type)).toEqual(['ENVIRONMENT_UPDATED']);
+    } finally {
+      await t.db.query(`DROP TRIGGER IF EXISTS test_fail_commit ON audit_events`);
+    }
+  });
+
+  it('rotating the secret signs with both secrets for 24 h, then with the new one only', async () => {
+    const sub = await subscribe('/rotate', ['WEBHOOK_PING']);
+    const rotated = await admin().post(`${base()}/${sub.identity}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(sub.secret);
+    expect(Date.parse(rotated.body.previousSecretExpiresAt) - Date.parse(rotated.body.secretRotatedAt)).toBe(24 * 3600_000);
+    const [audit] = await t.db.query(`SELECT details FROM audit_events WHERE type = 'WEBHOOK_SECRET_ROTATED' AND referenced_entity_identity = $1`, [sub.identity]);
+    expect(JSON.stringify(audit.details)).not.toContain(rotated.body.secret);
+
+    const ping = await admin().post(`${base()}/${sub.identity}/ping`);
+    expect(ping.status).toBe(200);
+    expect(ping.body).toMatchObject({ eventType: 'WEBHOOK_PING', status: 'PENDING', attempts: 0 });
+    await worker().drain();
+    const [during] = receiver.on('/rotate');
+    expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    expect(verify(sub.secret, during).type).toBe('WEBHOOK_PING');
+    expect(verify(rotated.body.secret, during).type).toBe('WEBHOOK_PING');
+
+    t.clock.advance(24 * 3600_000 + 1000);
+    await admin().post(`${base()}/${sub.identity}/ping`);
+    await worker().drain();
+    const after = receiver.on('/rotate')[1];
+    expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+    expect(verify(rotated.body.secret, after).type).toBe('WEBHOOK_PING');
+    expect(() => verify(sub.secret, after)).toThrow();
+  });
+
+  it('redelivers an event with the same webhook-id', async () => {
+    const sub = await subscribe('/again', ['WEBHOOK_PING']);
+    const ping = await admin().post(`${base()}/${sub.identity}/ping`);
+    // Still pending: nothing to redeliver yet.
+    expect((await admin().post(`${base()}/${sub.identity}/deliveries/${ping.body.identity}/redeliver`)).status).toBe(409);
+    await worker().drain();
+    const again = await admin().post(`${base()}/${sub.identity}/deliveries/${ping.body.identity}/redeliver`);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ eventId: ping.body.eventId, status: 'PENDING', attempts: 0 });
+    expect(again.body.identity).not.toBe(ping.body.identity);
+    await worker().drain();
+    const got = receiver.on('/again');
+    expect(got).toHaveLength(2);
+    expect(got[0].headers['webhook-id']).toBe(got[1].headers['webhook-id']);
+    expect((await admin().post(`${base()}/${sub.identity}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`)).status).toBe(404);
+    expect(await t.db.query(`SELECT 1 FROM audit_events WHERE type = 'WEBHOOK_DELIVERY_REDELIVERED' AND referenced_entity_identity = $1`, [sub.identity])).toHaveLength(1);
+  });
+
+  it('refuses at delivery time a URL whose DNS now points to an internal address', async () => {
+    const policy = t.get(OutboundPolicy);
+    const original = policy.resolver;
+    let answer = '93.184.216.34';
+    policy.resolver = async (host) => (host === 'hooks.example.test' ? [{ address: answer, family: 4 }] : original(host));
+    try {
+      const created = await admin().post(base()).send({ url: `http://hooks.example.test:${receiver.port}/rebound`, eventTypes: ['WEBHOOK_PING'] });
+      expect(created.status).toBe(200);
+      answer = '169.254.169.254';
+      await admin().post(`${base()}/${created.body.identity}/ping`);
+      await worker().drain();
+      const [d] = (await admin().get(`${base()}/${created.body.identity}/deliveries`)).body.content;
+      expect(d).toMatchObject({ status: 'PENDING', attempts: 1, lastResponseCode: null });
+      expect(d.lastError).toMatch(/Refused by the outbound policy.*169\.254\.169\.254/);
+      expect(receiver.on('/rebound')).toHaveLength(0);
+    } finally {
+      policy.resolver = original;
+    }
+  });
+
+  it('two replicas deliver each event exactly once', async () => {
+    const other = await startTestApp(ENV, t.databaseUrl);
+    try {
+      await subscribe('/shared', ['WEBHOOK_PING']);
+      const [{ identity }] = (await admin().get(base())).body;
+      for (let i = 0; i < 30; i++) expect((await admin().post(`${base()}/${identity}/ping`)).status).toBe(200);
+      const [byA, byB] = await Promise.all([worker().drain(), other.get(WebhookDeliveryWorker).drain()]);
+      expect(byA + byB).toBe(30);
+      const ids = receiver.on('/shared').map((r) => String(r.headers['webhook-id']));
+      expect(ids).toHaveLength(30);
+      expect(new Set(ids).size).toBe(30);
+      const [{ n }] = await t.db.query(
+        `SELECT count(*)::int AS n FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id WHERE s.identity = $1 AND d.status = 'DELIVERED' AND d.attempts = 1`,
+        [identity],
+      );
+      expect(n).toBe(30);
+    } finally {
+      await other.close();
+    }
+  });
+});
