@@ -9,9 +9,12 @@ export type RetentionTable = (typeof RETENTION_TABLES)[number];
  * by it and skipped, so replicas running the job together share the work instead of waiting or conflicting.
  */
 function expiringRowsBatch(table: string, column: string, filter = ''): string {
+  // `id = ANY(ARRAY(subquery))`, not `id IN (subquery)`: the ids are collected first (an init plan) and the
+  // rows found by primary key. With `IN` the planner may hash-join the batch against a sequential scan of the
+  // whole table (it did at 200,000 rows; see docs/performance.md).
   return (
-    `DELETE FROM ${table} WHERE id IN (` +
-    `SELECT id FROM ${table} WHERE ${filter}${column} < $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED)`
+    `DELETE FROM ${table} WHERE id = ANY(ARRAY(` +
+    `SELECT id FROM ${table} WHERE ${filter}${column} < $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`
   );
 }
 
