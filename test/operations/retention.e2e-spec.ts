@@ -1,3 +1,6 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { buildDataSourceOptions, runMigrationsLocked } from '../../src/database/data-source-options';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { RETENTION_SQL } from '../../src/retention/retention-tables';
 import { RetentionResult, RetentionService } from '../../src/retention/retention.service';
@@ -267,5 +270,38 @@ describe('retention of audit, activity, resolved alerts and the webhook outbox',
       expect(await deletedMetric(b)).toEqual(results[1]);
       expect(await deletedMetric(a)).toEqual({ ...results[0], audit_events: results[0].audit_events + 12 }); // + the batch test's
     });
+  });
+
+  it('two replicas migrating a fresh database at once both start (the indexes are built CONCURRENTLY)', async () => {
+    // A replica waiting for the migration lock inside one statement held a snapshot that CREATE INDEX
+    // CONCURRENTLY waits for: it failed (deadlock or timeout). The lock is now polled.
+    const server = process.env.CMS_TEST_SERVER_URL!;
+    const name = `cms_t_migrate_${process.pid}`;
+    const admin = new Client({ connectionString: server });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(server);
+    url.pathname = `/${name}`;
+    const replicas = [new DataSource(buildDataSourceOptions(url.toString())), new DataSource(buildDataSourceOptions(url.toString()))];
+    try {
+      await Promise.all(replicas.map((ds) => ds.initialize()));
+      await Promise.all(replicas.map((ds) => runMigrationsLocked(ds)));
+      const indexes = await replicas[0].query(
+        `SELECT indexname FROM pg_indexes JOIN pg_class c ON c.relname = indexname JOIN pg_index i ON i.indexrelid = c.oid
+          WHERE i.indisvalid AND indexname IN ('audit_events_created_idx', 'activity_events_created_idx', 'tenant_alerts_resolved_ends_idx', 'audit_events_cluster_slug_idx')
+          ORDER BY 1`,
+      );
+      expect(indexes.map((r: { indexname: string }) => r.indexname)).toEqual([
+        'activity_events_created_idx',
+        'audit_events_cluster_slug_idx',
+        'audit_events_created_idx',
+        'tenant_alerts_resolved_ends_idx',
+      ]);
+    } finally {
+      await Promise.all(replicas.map((ds) => (ds.isInitialized ? ds.destroy() : undefined)));
+      await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+      await admin.end();
+    }
   });
 });
