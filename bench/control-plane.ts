@@ -237,15 +237,16 @@ async function main(): Promise<void> {
       LATENCIES.map((l) => [`${l}ms`, byKey(l, 2) && byKey(l, 1) ? +(byKey(l, 2)!.stepsPerSecond / byKey(l, 1)!.stepsPerSecond).toFixed(2) : null]),
     );
     // Burst clusters are settled too now; observation covers the whole fleet.
-    report.observation = await observation(url, db, Number(process.env.BENCH_OBSERVE_REPLICAS ?? 1));
+    if (process.env.BENCH_OBSERVE !== '0') report.observation = await observation(url, db, Number(process.env.BENCH_OBSERVE_REPLICAS ?? 1));
     report.targets = {
       twoReplicaScaling: '>= 1.6x where the database is not the bottleneck',
       observationP99: `<= 2 x OBSERVE_EVERY_SECONDS (${2 * OBSERVE_EVERY_SECONDS} s)`,
       getP99DuringBurst: '<= 2x at rest',
     };
     fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-    fs.writeFileSync(path.join(ROOT, 'bench', 'results', 'control-plane.json'), JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nresults: bench/results/control-plane.json\n`);
+    const out = process.env.BENCH_RESULT_FILE ?? 'control-plane.json';
+    fs.writeFileSync(path.join(ROOT, 'bench', 'results', out), JSON.stringify(report, null, 2) + '\n');
+    process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nresults: bench/results/${out}\n`);
   } finally {
     await db.end().catch(() => undefined);
     await stopDatabase();
