@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ClustersAdminController } from '../admin/clusters-admin.controller';
 import { ProvisioningModule } from '../provisioning/provisioning.module';
+import { ClusterAccessController } from './cluster-access.controller';
+import { ClusterAccessService } from './cluster-access.service';
 import { ClusterCatalog } from './cluster-catalog';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterRules } from './cluster-rules';
@@ -15,7 +17,7 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 /** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
 @Module({
   imports: [ProvisioningModule],
-  controllers: [ClustersController, NodePoolsController, ClustersAdminController],
+  controllers: [ClustersController, NodePoolsController, ClustersAdminController, ClusterAccessController],
   providers: [
     ClusterCatalog,
     ClusterLookup,
@@ -25,6 +27,7 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
     CreateClusterUseCase,
     UpdateClusterUseCase,
     NodePoolsService,
+    ClusterAccessService,
   ],
   exports: [ClustersQueryService, ClusterView, ProvisioningModule],
 })

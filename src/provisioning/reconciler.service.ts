@@ -13,6 +13,7 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
+import { ClusterStepEffects } from './cluster-step-effects';
 
 type StepOutcome = 'completed' | 'pending' | 'failed' | 'recovered' | 'idle';
 
@@ -52,6 +53,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(CLUSTER_DRIVER) private readonly driver: ClusterDriver,
     private readonly metrics: MetricsService,
     private readonly dataSource: DataSource,
+    private readonly stepEffects: ClusterStepEffects,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -238,6 +240,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       return { acted: true, outcome: 'failed' };
     }
     await this.apply(c, step, now);
+    await this.stepEffects.afterStep(c, step.step, outcome, now);
     return { acted: true, outcome: 'completed' };
   }
 
