@@ -3,6 +3,7 @@ import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { PassThrough } from 'stream';
 import { parse } from 'yaml';
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from './cluster-fixtures';
@@ -26,6 +27,9 @@ describe('bring-your-own-node clusters', () => {
   let workers: { id: number; identity: string };
   let edge: { id: number; identity: string };
   const tokens: string[] = [];
+  let logText = '';
+  const logs = new PassThrough();
+  logs.on('data', (chunk: Buffer) => (logText += chunk.toString('utf8')));
 
   const joinConfig = async (poolIdentity: string, as = f.users.member.token) => {
     const res = await t.as(as).post(`${pools}/${poolIdentity}/join-config`).send();
@@ -51,7 +55,7 @@ describe('bring-your-own-node clusters', () => {
   });
 
   beforeAll(async () => {
-    t = await startTestApp({ AUTH_FAILURE_LIMIT_PER_MINUTE: '40', NODE_REGISTRATION_LIMIT_PER_MINUTE: '6' });
+    t = await startTestApp({ AUTH_FAILURE_LIMIT_PER_MINUTE: '40', NODE_REGISTRATION_LIMIT_PER_MINUTE: '6', LOG_LEVEL: 'debug' }, undefined, logs);
     f = await createOrgFixture(t);
     cluster = `${clustersPath(f)}/dc`;
     pools = `${cluster}/pools`;
@@ -271,7 +275,7 @@ describe('bring-your-own-node clusters', () => {
     expect(upgrade).toContain(`CONTAINERD_VERSION='2.0.2'`);
   });
 
-  it('never writes a token into audit rows, activity or the token table', async () => {
+  it('never writes a token into audit rows, activity, the token table or the logs', async () => {
     expect(tokens.length).toBeGreaterThanOrEqual(6);
     const dumps: { t: string }[] = await t.db.query(
       `SELECT details::text || coalesce(referenced_entity_identity, '') AS t FROM audit_events
@@ -279,6 +283,8 @@ describe('bring-your-own-node clusters', () => {
        UNION ALL SELECT row_to_json(n)::text FROM node_join_tokens n`,
     );
     for (const token of tokens) expect(dumps.filter((d) => d.t.includes(token))).toEqual([]);
+    expect(logText).toContain('/api/v1/node-registrations'); // the requests were logged ...
+    for (const token of tokens) expect(logText.includes(token)).toBe(false); // ... without their tokens
   });
 
   it('answers 409 for the join config of a pool of a cloud cluster', async () => {
