@@ -235,8 +235,15 @@ describe('bring-your-own-node clusters', () => {
     expect(cross.body.message).toMatch(/not valid for node pool/);
     const ok = await register(edgeToken, node('edge-01', { nodePoolIdentity: edge.identity }));
     expect(ok.body).toMatchObject({ nodePoolIdentity: edge.identity, created: true });
-    const list = (await t.as(f.users.viewer.token).get(pools)).body;
+    let list = (await t.as(f.users.viewer.token).get(pools)).body;
     expect(list.map((p: { nodeCount: number }) => p.nodeCount)).toEqual([2, 1]);
+
+    // The same new name registered twice at once: one node, created once.
+    const twice = await Promise.all([register(edgeToken, node('edge-05')), register(edgeToken, node('edge-05'))]);
+    expect(twice.map((r) => r.status)).toEqual([200, 200]);
+    expect(twice.map((r) => r.body.created).sort()).toEqual([false, true]);
+    list = (await t.as(f.users.viewer.token).get(pools)).body;
+    expect(list.map((p: { nodeCount: number }) => p.nodeCount)).toEqual([2, 2]);
   });
 
   it('refuses missing, unknown, expired and revoked tokens (401) and validates the body', async () => {

@@ -179,12 +179,12 @@ export class NodeJoinService {
     const match = authorization ? /^Bearer\s+(\S+)\s*$/i.exec(authorization) : null;
     if (!match) return refuse('missing', 'A node join token is required: Authorization: Bearer <token> (from the join command).');
     const tx = this.txHost.tx;
-    const token = await tx
-      .getRepository(NodeJoinTokenEntity)
-      .createQueryBuilder('t')
-      .where('t.tokenHash = :hash', { hash: hashJoinToken(match[1]) })
-      .setLock('pessimistic_write')
-      .getOne();
+    const tokens = tx.getRepository(NodeJoinTokenEntity);
+    const found = await tokens.findOne({ where: { tokenHash: hashJoinToken(match[1]) } });
+    if (!found) return refuse('unknown', 'Unknown node join token; create a join config for the node pool to get one.');
+    // Lock order pool -> token, as deleting a pool (which cascades to its tokens) takes them.
+    await tx.query(`SELECT id FROM cluster_node_pools WHERE id = $1 FOR UPDATE`, [found.nodePoolId]);
+    const token = await tokens.createQueryBuilder('t').where('t.id = :id', { id: found.id }).setLock('pessimistic_write').getOne();
     if (!token) return refuse('unknown', 'Unknown node join token; create a join config for the node pool to get one.');
     const now = this.clock.now();
     if (token.revokedAt) return refuse('revoked', 'This node join token was revoked; create a new join config for the node pool.');
@@ -200,6 +200,7 @@ export class NodeJoinService {
     if (cluster.deletedAt || cluster.status === 'deleting' || cluster.status === 'deleted' || cluster.desiredStatus === 'deleting') {
       throw new ConflictException(`Cluster '${cluster.slug}' is being deleted; no node can join it.`);
     }
+    // The pool row lock taken above serialises registrations into one pool (same name twice, the maxSize count).
     const nodes = tx.getRepository(NodePoolNodeEntity);
     const existing = await nodes.findOne({ where: { nodePoolId: pool.id, name: body.name } });
     const fields = {
@@ -219,8 +220,6 @@ export class NodeJoinService {
       if (token.registeredNodes >= token.maxNodes) {
         return refuse('exhausted', `This node join token has already registered its ${token.maxNodes} node(s); create a new join config for more nodes.`);
       }
-      // Serialise registrations into one pool, then count its nodes.
-      await tx.query(`SELECT id FROM cluster_node_pools WHERE id = $1 FOR UPDATE`, [pool.id]);
       const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM node_pool_nodes WHERE node_pool_id = $1`, [pool.id]);
       if (n >= Number(pool.maxSize)) {
         throw new ConflictException(
