@@ -274,6 +274,8 @@ describe('bring-your-own-node clusters', () => {
   it('a version upgrade changes the versions and the upgrade script of the next join config', async () => {
     const patch = await t.as(f.users.member.token).patch(cluster).send({ version: '1.32.0' });
     expect(patch.status).toBe(200);
+    // Until the control plane runs the new version, nodes are given the version it runs.
+    expect((await joinConfig(workers.identity)).body.versions.kubernetes).toBe('1.31.5');
     await settle(t);
     const res = await joinConfig(workers.identity);
     expect(res.body.versions).toEqual({ cloudInit: '24.1', kubernetes: '1.32.0', containerd: '2.0.2', crictl: '1.32.0' });

@@ -136,12 +136,15 @@ export class NodeJoinService {
     pool: ClusterNodePoolEntity,
     access: ClusterAccessEntity,
   ): NodeJoinInputs {
+    // The version the control plane runs: while an upgrade is under way nodes keep the old one (a kubelet must
+    // not be newer than its API server); once it is done the join config and upgrade script follow.
+    const version = cluster.observedVersion ?? cluster.version;
     return {
       clusterName: `${org.slug}/${env.slug}/${cluster.slug}`,
       nodePoolName: pool.name,
       nodePoolIdentity: pool.identity,
-      kubernetesVersion: cluster.version,
-      components: componentsFor(cluster.version),
+      kubernetesVersion: version,
+      components: componentsFor(version),
       apiEndpoint: access.apiEndpoint!,
       caCertificate: access.caCertificate!,
       serviceSubnet: cluster.serviceSubnet,

@@ -4,7 +4,7 @@ import { IsInt, IsIP, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } 
 /** NodeJoinConfigVersions of the original client. */
 export class NodeJoinConfigVersionsDto {
   @ApiProperty({ example: '24.1', description: 'Oldest cloud-init release the user data is written for' }) cloudInit: string;
-  @ApiProperty({ example: '1.31.5', description: "The cluster's version (the kubelet installed)" }) kubernetes: string;
+  @ApiProperty({ example: '1.31.5', description: "The version the cluster's control plane runs (the kubelet installed); the new one once an upgrade is done" }) kubernetes: string;
   @ApiProperty({ example: '1.7.24' }) containerd: string;
   @ApiProperty({ example: '1.31.1' }) crictl: string;
 }
