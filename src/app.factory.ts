@@ -1,3 +1,5 @@
+import { ModulesContainer } from '@nestjs/core';
+import { polishOpenApi, publicOperations } from './common/openapi-polish';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -84,7 +86,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A node join token (node registrations only)' }, 'nodeJoinToken')
     .addSecurityRequirements('token')
     .addSecurityRequirements('bearer');
-  return SwaggerModule.createDocument(app, builder.build());
+  return polishOpenApi(SwaggerModule.createDocument(app, builder.build()), publicOperations(app.get(ModulesContainer)));
 }
 
 export async function createApp(

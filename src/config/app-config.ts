@@ -121,6 +121,25 @@ export class AppConfig {
   @Transform(toNumber) @Min(0) @Max(3600)
   RECONCILE_INTERVAL_SECONDS = 2;
 
+  /** Clusters one replica's reconciler works on at the same time (driver calls overlap; one step per cluster at a time). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  RECONCILE_CONCURRENCY = 16;
+
+  /**
+   * How long a claimed cluster stays reserved for the replica that claimed it; a crashed replica's clusters are
+   * taken over after this. A driver call is abandoned (and retried with backoff) after half of it.
+   */
+  @Transform(toInt) @IsInt() @Min(2) @Max(3600)
+  RECONCILE_LEASE_SECONDS = 60;
+
+  /** A settled (started or stopped) cluster is observed through the driver again when its last observation is this old. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  OBSERVE_EVERY_SECONDS = 60;
+
+  /** Artificial latency of every simulated driver call (one per batch observation), to study concurrency. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  SIMULATED_DRIVER_LATENCY_MS = 0;
+
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 

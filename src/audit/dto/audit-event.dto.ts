@@ -19,8 +19,8 @@ export class ClusterAuditEventResponse {
     additionalProperties: {
       type: 'object',
       properties: {
-        new: { description: 'Value after the change (null for a delete)', nullable: true },
-        old: { description: 'Value before the change (null for a create)', nullable: true },
+        new: { description: 'Value after the change (null for a delete); any JSON value' },
+        old: { description: 'Value before the change (null for a create); any JSON value' },
       },
     },
     description: 'Each changed property mapped to {new, old}; secrets appear as "[redacted]"',

@@ -7,7 +7,7 @@ import { JoinTokensRevokedResponse, NodePoolJoinConfigResponse, NodeRegistration
 import { NodeJoinService } from './node-join.service';
 
 const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
-const POOL_PARAM = { name: 'nodePoolIdentity', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (uuid) or its numeric id" };
+const POOL_PARAM = { name: 'nodePoolIdentity', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (its numeric id is accepted too)" };
 
 @ApiTags('Node pools')
 @Controller('api/v1/orgs/:organisationSlug/clusters/:environmentSlug/:clusterSlug/pools/:nodePoolIdentity')

@@ -208,7 +208,7 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 63)
   name?: string;
 
-  @ApiPropertyOptional({ maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)
+  @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)
   description?: string | null;
 
   @ApiPropertyOptional({ enum: CLUSTER_DESIRED_STATUSES, description: 'Requests a transition; 409 when the current status does not allow it' })
@@ -219,7 +219,7 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 50)
   version?: string;
 
-  @ApiPropertyOptional({ example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
+  @ApiPropertyOptional({ type: String, maxLength: 100, example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
   updateChannel?: string | null;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
@@ -250,7 +250,7 @@ export class UpdateClusterRequest {
   @IsOptional() @ValidateNested() @Type(() => ClusterAutoscalerSettingsDto)
   clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
 
-  @ApiPropertyOptional({ format: 'uuid', nullable: true, description: 'null detaches the schedule' })
+  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the schedule' })
   @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string | null;
 

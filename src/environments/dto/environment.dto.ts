@@ -13,11 +13,11 @@ export class CreateEnvironmentRequest {
   @IsString() @Length(3, 25)
   name: string;
 
-  @ApiPropertyOptional({ maxLength: 500, example: 'Customer-facing workloads' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, example: 'Customer-facing workloads' })
   @IsOptional() @IsString() @MaxLength(500)
   description?: string | null;
 
-  @ApiPropertyOptional({ maxLength: 255, example: 'Runs the web shop' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 255, example: 'Runs the web shop' })
   @IsOptional() @IsString() @MaxLength(255)
   purpose?: string | null;
 

@@ -92,7 +92,7 @@ export class UpdateOrganisationRequest {
   @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
   organisationType?: OrganisationType;
 
-  @ApiPropertyOptional({ maxLength: 32, nullable: true, example: 'NL004495445B01', description: 'null or "" removes it' })
+  @ApiPropertyOptional({ type: String, maxLength: 32, nullable: true, example: 'NL004495445B01', description: 'null or "" removes it' })
   @IsOptional() @IsString() @Length(0, 32)
   vatNumber?: string | null;
 }
