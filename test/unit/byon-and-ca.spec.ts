@@ -1,6 +1,6 @@
 import { X509Certificate } from 'crypto';
 import { parse } from 'yaml';
-import { clusterDnsAddress, componentsFor, installScript, kubeletConfig, NodeJoinInputs, shellQuote } from '../../src/clusters/byon/node-join-content';
+import { clusterDnsAddress, componentsFor, installScript, kubeletConfig, NodeJoinInputs, nodeLabels, shellQuote } from '../../src/clusters/byon/node-join-content';
 import { checkByonPool, checkByonRegion } from '../../src/clusters/byon/byon-rules';
 import { createSelfSignedCa } from '../../src/provisioning/self-signed-ca';
 
@@ -57,6 +57,10 @@ describe('bring-your-own-node content', () => {
     };
     expect(parse(kubeletConfig(inputs)).registerWithTaints).toEqual([{ key: 'k', value: 'v', effect: 'NoExecute' }]);
     expect(installScript(inputs)).toContain(`KUBERNETES_VERSION='1.31.5'`);
+    // Labels reach the kubelet unit only when they are valid Kubernetes labels: nothing else lands in the script.
+    const hostile = { ...inputs, labels: { team: 'web', 'example.com/tier': 'front_1', evil: 'x\nUNIT\ntouch /pwned', 'a b': 'c', ok: '' } };
+    expect(nodeLabels(hostile)).toBe('node.cluster-management.example.com/pool=workers,team=web,example.com/tier=front_1,ok=');
+    expect(installScript(hostile)).not.toContain('pwned');
   });
 
   it('validates BYON location and node size labels', () => {

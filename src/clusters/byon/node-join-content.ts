@@ -105,8 +105,17 @@ export function kubeletConfig(inputs: NodeJoinInputs): string {
   );
 }
 
-function nodeLabels(inputs: NodeJoinInputs): string {
-  return [`${NODE_POOL_LABEL}=${inputs.nodePoolName}`, ...Object.entries(inputs.labels).map(([k, v]) => `${k}=${v}`)].join(',');
+/** A Kubernetes label key: optional DNS-subdomain prefix and `/`, then a name of at most 63 characters. */
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * The kubelet's --node-labels: the pool label plus the pool's labels that are valid Kubernetes labels (the
+ * kubelet would refuse the others). The character sets leave nothing a shell or systemd would interpret.
+ */
+export function nodeLabels(inputs: Pick<NodeJoinInputs, 'nodePoolName' | 'labels'>): string {
+  const valid = Object.entries(inputs.labels).filter(([k, v]) => k.length <= 253 && LABEL_KEY.test(k) && LABEL_VALUE.test(v));
+  return [`${NODE_POOL_LABEL}=${inputs.nodePoolName}`, ...valid.map(([k, v]) => `${k}=${v}`)].join(',');
 }
 
 /** Shell functions shared by the install and upgrade scripts. */
