@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { freePort } from '../src/common/free-port';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { seedClusters } from './seed';
+import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
  * npm run bench:control-plane: the background loops at fleet scale, on this machine, in one run.
@@ -36,7 +37,7 @@ interface Replica {
 
 async function startReplica(url: string, env: Record<string, string>): Promise<Replica> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -8,6 +8,7 @@ import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
 import { benchWebhooks } from './webhooks';
+import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
  * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
@@ -118,7 +119,7 @@ async function main(): Promise<void> {
     const service = await spawnServer(
       'service',
       // BENCH_PROFILE=1 writes a V8 CPU profile of the service to bench/results/ (see docs/performance.md).
-      [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/src/main.js'],
+      [...SERVICE_NODE_FLAGS, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/src/main.js'],
       {
         DATABASE_URL: url,
         PORT: String(servicePort),

@@ -114,6 +114,11 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       if (publicOps.has(`${method} ${path}`)) {
         op.security = ((op.security ?? []) as Record<string, unknown>[]).filter((req) => !('token' in req) && !('bearer' in req));
       }
+      // Every operation may answer 400, 403, 404 and 500 (public ones have no role to refuse).
+      op.responses['400'] ??= { description: 'Invalid request (path, query or body); `errors` names each field' };
+      if (!publicOps.has(`${method} ${path}`)) op.responses['403'] ??= { description: 'The role or token type does not allow this operation' };
+      op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
+      op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };

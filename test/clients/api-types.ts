@@ -2140,7 +2140,10 @@ export interface components {
         ErrorBodyDto: {
             /** Format: date-time */
             timestamp: string;
-            /** @example 400 */
+            /**
+             * Format: int32
+             * @example 400
+             */
             status: number;
             /** @example Bad Request */
             error: string;
@@ -3768,7 +3771,10 @@ export interface components {
         MessageStatusResponse: {
             /** @example Personal access token revoked */
             message: string;
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             status: number;
         };
         AddUserRequest: {
@@ -4457,6 +4463,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5625,6 +5640,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8196,6 +8220,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -8610,6 +8643,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -8684,6 +8726,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8768,6 +8819,15 @@ export interface operations {
                     "application/json": components["schemas"]["CountResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -8779,6 +8839,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9472,6 +9541,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -9546,6 +9624,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11222,6 +11309,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -11296,6 +11392,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11703,6 +11808,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -11969,6 +12083,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12572,6 +12695,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -12644,6 +12776,15 @@ export interface operations {
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12746,6 +12887,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description No token of the caller has this id */
             404: {
                 headers: {
@@ -12827,6 +12977,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12948,6 +13107,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -12994,6 +13162,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": unknown;
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description The embedded PostgreSQL process is down */
@@ -13078,6 +13273,33 @@ export interface operations {
                     };
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /**
              * @description The database is unreachable, or the instance is draining
              *
@@ -13112,8 +13334,26 @@ export interface operations {
                     "application/json": components["schemas"]["CloudProviderResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13208,6 +13448,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -13265,8 +13514,35 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformKubernetesVersionResponse"][];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13324,8 +13600,26 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformKubernetesVersionResponse"][];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13392,8 +13686,26 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformKubernetesVersionResponse"][];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13458,8 +13770,35 @@ export interface operations {
                     "application/json": ("production" | "staging" | "development" | "demo" | "other")[];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13547,6 +13886,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13836,6 +14184,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -13923,6 +14280,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -13973,6 +14339,15 @@ export interface operations {
                     "application/json": ("production" | "staging" | "development" | "demo" | "other")[];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -13984,6 +14359,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14076,6 +14460,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -14148,6 +14541,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14267,6 +14669,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -14352,6 +14763,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -14400,6 +14820,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
@@ -14594,6 +15023,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
@@ -14833,6 +15271,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -14905,6 +15352,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15126,6 +15582,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description An organisation with the slug derived from organisationName exists */
             409: {
                 headers: {
@@ -15202,6 +15667,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrganisationResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
@@ -15390,6 +15864,15 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -15477,6 +15960,15 @@ export interface operations {
                     "application/json": components["schemas"]["QuotaResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -15555,6 +16047,15 @@ export interface operations {
                     "application/json": components["schemas"]["ComputeInformationResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -15631,6 +16132,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["OrganisationMemberResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
@@ -15741,6 +16251,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16158,6 +16677,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The role or token type does not allow this operation */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -16243,6 +16780,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -16291,6 +16837,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AdminOrganisationResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
@@ -16407,6 +16962,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -16490,6 +17054,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16584,6 +17157,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -16655,6 +17237,15 @@ export interface operations {
             };
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16744,6 +17335,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The organisation already has 25 webhooks */
             409: {
                 headers: {
@@ -16823,6 +17423,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -16900,6 +17509,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
@@ -17090,6 +17708,15 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecretResponse"];
                 };
             };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
@@ -17167,6 +17794,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
@@ -17354,6 +17990,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookDeliveryResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
             /** @description Missing, unknown, revoked or expired credential */
