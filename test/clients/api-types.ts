@@ -6339,6 +6339,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The node pool is full (maxSize nodes) or the cluster is being deleted */
             409: {
                 headers: {
