@@ -5,7 +5,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
 import { freePort } from '../src/common/free-port';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { startBenchDatabase } from './database';
 import { seedClusters } from './seed';
 import { SERVICE_NODE_FLAGS } from './service-flags';
 
@@ -220,15 +220,7 @@ async function observation(url: string, db: Client, replicas: number): Promise<R
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-cp-'));
-  const pg = await startEmbeddedPostgres(dir);
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench');
-  await admin.end();
-  const u = new URL(pg.url);
-  u.pathname = '/bench';
-  const url = u.toString();
+  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-cp-');
   const report: Record<string, unknown> = { startedAt: new Date().toISOString(), cpus: os.cpus().length, concurrency: CONCURRENCY, bursts: [] };
   const db = new Client({ connectionString: url });
   try {
@@ -256,8 +248,7 @@ async function main(): Promise<void> {
     process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nresults: bench/results/control-plane.json\n`);
   } finally {
     await db.end().catch(() => undefined);
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stopDatabase();
   }
 }
 

@@ -196,6 +196,29 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(50) @Max(60000)
   WEBHOOK_POLL_INTERVAL_MS = 1000;
 
+  /** Audit events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  AUDIT_RETENTION_DAYS = 400;
+
+  /** Activity feed events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  ACTIVITY_RETENTION_DAYS = 90;
+
+  /** Resolved monitoring alerts are deleted this many days after they ended; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  RESOLVED_ALERT_RETENTION_DAYS = 30;
+
+  /**
+   * Webhook events (with their deliveries) older than this many days are deleted once none of their
+   * deliveries is still pending; 0 keeps them forever.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  WEBHOOK_EVENT_RETENTION_DAYS = 30;
+
+  /** Rows the retention job deletes per statement (each batch is its own short transaction). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000)
+  RETENTION_BATCH_SIZE = 5000;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

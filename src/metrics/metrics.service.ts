@@ -5,6 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DataSource } from 'typeorm';
 import { CLUSTER_STATUSES, OBSERVE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
+import { RETENTION_TABLES } from '../retention/retention-tables';
 import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
 
 /** The version in the project's package.json (found from src/ and from dist/src/ alike). */
@@ -102,6 +103,13 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly retentionDeletedRows = new Counter({
+    name: 'cms_retention_deleted_rows_total',
+    help: 'Rows deleted by the retention job, by table (webhook_deliveries: those of the deleted webhook events)',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
@@ -114,8 +122,9 @@ export class MetricsService implements OnModuleDestroy {
     for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);
-    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks']) this.backgroundErrors.inc({ job }, 0);
+    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ job }, 0);
     for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const table of RETENTION_TABLES) this.retentionDeletedRows.inc({ table }, 0);
 
     new Gauge({
       name: 'cms_build_info',

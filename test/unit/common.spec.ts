@@ -125,6 +125,14 @@ describe('configuration', () => {
     expect(c.clusterQuotaDefaults).toEqual({ TRIAL: 1, INDIVIDUAL: 3, BUSINESS: 25, ENTERPRISE: 100 });
     expect(c).toMatchObject({ RECONCILE_CONCURRENCY: 16, RECONCILE_LEASE_SECONDS: 60, OBSERVE_EVERY_SECONDS: 60, SIMULATED_DRIVER_LATENCY_MS: 0 });
     expect(loadConfig({ RECONCILE_CONCURRENCY: '256' }).RECONCILE_CONCURRENCY).toBe(256);
+    expect(c).toMatchObject({
+      AUDIT_RETENTION_DAYS: 400,
+      ACTIVITY_RETENTION_DAYS: 90,
+      RESOLVED_ALERT_RETENTION_DAYS: 30,
+      WEBHOOK_EVENT_RETENTION_DAYS: 30,
+      RETENTION_BATCH_SIZE: 5000,
+    });
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '0', RETENTION_BATCH_SIZE: '1' })).toMatchObject({ AUDIT_RETENTION_DAYS: 0, RETENTION_BATCH_SIZE: 1 });
   });
   it.each([
     ['PORT', 'eighty'],
@@ -140,6 +148,11 @@ describe('configuration', () => {
     ['RECONCILE_LEASE_SECONDS', '1'],
     ['OBSERVE_EVERY_SECONDS', '0'],
     ['SIMULATED_DRIVER_LATENCY_MS', '-5'],
+    ['AUDIT_RETENTION_DAYS', '-1'],
+    ['ACTIVITY_RETENTION_DAYS', 'forever'],
+    ['RESOLVED_ALERT_RETENTION_DAYS', '1.5'],
+    ['WEBHOOK_EVENT_RETENTION_DAYS', '-30'],
+    ['RETENTION_BATCH_SIZE', '0'],
   ])('a wrong %s stops start-up naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigValidationError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
