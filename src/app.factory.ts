@@ -83,6 +83,7 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     .setVersion('1.0.0')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A personal access token or an OIDC access token' }, 'bearer')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A node join token (node registrations only)' }, 'nodeJoinToken')
     .addSecurityRequirements('token')
     .addSecurityRequirements('bearer');
   return polishOpenApi(SwaggerModule.createDocument(app, builder.build()), publicOperations(app.get(ModulesContainer)));

@@ -22,5 +22,6 @@ import { MetricsModule } from '../metrics/metrics.module';
     { provide: APP_GUARD, useClass: ApiAuthGuard },
     { provide: APP_GUARD, useClass: OrganisationAccessGuard },
   ],
+  exports: [RequestRateLimits],
 })
 export class AuthModule {}

@@ -20,12 +20,15 @@ export class TooManyRequestsException extends HttpException {
  *   credential (`Token`, `Bearer`, extra spaces) shares one budget of RATE_LIMIT_PER_MINUTE;
  * - failed authentications are counted per client address with the much lower AUTH_FAILURE_LIMIT_PER_MINUTE;
  *   an address over it is refused before its credential costs a database lookup.
+ * - node registrations (public, authenticated by a node join token) are counted per token, and their failed
+ *   tokens per address like any failed authentication.
  * Budgets are kept in memory per replica (`rate-limiter-flexible`), like the anonymous per-address limit.
  */
 @Injectable()
 export class RequestRateLimits {
   private readonly perPrincipal?: RateLimiterMemory;
   private readonly failures?: RateLimiterMemory;
+  private readonly nodeRegistrations?: RateLimiterMemory;
 
   constructor(
     config: AppConfig,
@@ -34,6 +37,27 @@ export class RequestRateLimits {
     if (config.RATE_LIMIT_PER_MINUTE > 0) this.perPrincipal = new RateLimiterMemory({ points: config.RATE_LIMIT_PER_MINUTE, duration: 60 });
     if (config.AUTH_FAILURE_LIMIT_PER_MINUTE > 0) {
       this.failures = new RateLimiterMemory({ points: config.AUTH_FAILURE_LIMIT_PER_MINUTE, duration: 60 });
+    }
+    if (config.NODE_REGISTRATION_LIMIT_PER_MINUTE > 0) {
+      this.nodeRegistrations = new RateLimiterMemory({ points: config.NODE_REGISTRATION_LIMIT_PER_MINUTE, duration: 60 });
+    }
+  }
+
+  /**
+   * Counts one node registration made with a node join token (public route, authenticated by that token
+   * only); 429 past NODE_REGISTRATION_LIMIT_PER_MINUTE for the token.
+   */
+  async consumeNodeRegistration(tokenKey: string): Promise<void> {
+    if (!this.nodeRegistrations) return;
+    try {
+      await this.nodeRegistrations.consume(tokenKey);
+    } catch (e) {
+      if (!(e instanceof RateLimiterRes)) throw e;
+      this.metrics.rateLimitRejections.inc({ kind: 'node_registration' });
+      throw new TooManyRequestsException(
+        `Rate limit of ${this.nodeRegistrations.points} node registrations per minute for this join token exceeded; retry in ${Math.ceil(e.msBeforeNext / 1000)} s.`,
+        e.msBeforeNext,
+      );
     }
   }
 

@@ -4,6 +4,7 @@ import { Injectable } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
+import { checkByonPool, isByon } from './byon/byon-rules';
 import { ClusterCatalog } from './cluster-catalog';
 import type { ClusterAddons } from './cluster.entity';
 import type { CreateClusterNodePoolDto } from './dto/node-pool.dto';
@@ -34,6 +35,7 @@ export class ClusterRules {
     prefix = '',
     cache?: { nodeTypes?: Map<string, unknown>; zones?: Set<string> },
   ): Promise<void> {
+    if (isByon(providerType)) return checkByonPool(pool, prefix);
     const nodeTypes = cache?.nodeTypes ?? (await this.catalog.nodeTypes(providerType));
     if (!nodeTypes.has(pool.nodeSize)) {
       const known = [...nodeTypes.keys()];

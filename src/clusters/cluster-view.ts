@@ -1,6 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
+import type { NodePoolNodeEntity } from './byon/node-pool-node.entity';
 import type { ClusterNodePoolEntity } from './cluster-node-pool.entity';
 import { clusterViews, ClusterRow, ViewOptions } from './cluster-read';
 import type { ClusterResponse } from './dto/cluster.dto';
@@ -23,7 +24,8 @@ export class ClusterView {
     return clusterViews((text, params) => this.txHost.tx.query(text, params), clusters, opts);
   }
 
-  nodePool(p: ClusterNodePoolEntity): NodePoolResponse {
+  /** `nodes` are the registered nodes of a bring-your-own-node pool (`byon`); cloud pools count minSize. */
+  nodePool(p: ClusterNodePoolEntity, byon = false, nodes: NodePoolNodeEntity[] = []): NodePoolResponse {
     return {
       id: Number(p.id),
       identity: p.identity,
@@ -40,6 +42,17 @@ export class ClusterView {
       labels: p.labels ?? {},
       taints: p.taints ?? [],
       provisionStatus: p.provisionStatus,
+      nodeCount: byon ? nodes.length : Number(p.minSize),
+      nodes: nodes.map((n) => ({
+        identity: n.identity,
+        name: n.name,
+        address: n.address,
+        kubeletVersion: n.kubeletVersion,
+        cpu: n.cpu,
+        memory: n.memory === null ? null : Number(n.memory),
+        joinedAt: iso(n.joinedAt)!,
+        lastRegisteredAt: iso(n.lastRegisteredAt)!,
+      })),
       createdAt: iso(p.createdAt)!,
       modifiedAt: iso(p.modifiedAt)!,
     };

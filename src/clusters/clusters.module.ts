@@ -1,6 +1,11 @@
 import { Module } from '@nestjs/common';
 import { ClustersAdminController } from '../admin/clusters-admin.controller';
 import { ProvisioningModule } from '../provisioning/provisioning.module';
+import { AuthModule } from '../auth/auth.module';
+import { NodeJoinController, NodeRegistrationsController } from './byon/node-join.controller';
+import { NodeJoinService } from './byon/node-join.service';
+import { ClusterAccessController } from './cluster-access.controller';
+import { ClusterAccessService } from './cluster-access.service';
 import { ClusterCatalog } from './cluster-catalog';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterRules } from './cluster-rules';
@@ -14,8 +19,8 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
 /** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
 @Module({
-  imports: [ProvisioningModule],
-  controllers: [ClustersController, NodePoolsController, ClustersAdminController],
+  imports: [ProvisioningModule, AuthModule],
+  controllers: [ClustersController, NodePoolsController, ClustersAdminController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
   providers: [
     ClusterCatalog,
     ClusterLookup,
@@ -25,6 +30,8 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
     CreateClusterUseCase,
     UpdateClusterUseCase,
     NodePoolsService,
+    ClusterAccessService,
+    NodeJoinService,
   ],
   exports: [ClustersQueryService, ClusterView, ProvisioningModule],
 })

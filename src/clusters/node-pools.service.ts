@@ -3,7 +3,10 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { auditDiff } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
+import { In } from 'typeorm';
 import { Clock } from '../common/clock';
+import { isByon } from './byon/byon-rules';
+import { NodePoolNodeEntity } from './byon/node-pool-node.entity';
 import type { EnvironmentRef } from './cluster-read';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
@@ -50,7 +53,7 @@ export class NodePoolsService {
   async list(org: OrganisationEntity, envSlug: string, clusterSlug: string): Promise<NodePoolResponse[]> {
     const { cluster } = await this.lookup.cluster(org, envSlug, clusterSlug);
     const pools = await this.repo.find({ where: { clusterId: cluster.id }, order: { id: 'ASC' } });
-    return pools.map((p) => this.view.nodePool(p));
+    return this.views(cluster, pools);
   }
 
   async create(org: OrganisationEntity, envSlug: string, clusterSlug: string, body: CreateClusterNodePoolDto): Promise<NodePoolResponse> {
@@ -59,7 +62,9 @@ export class NodePoolsService {
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     await this.assertNameFree(cluster, body.name);
     const now = this.clock.now();
-    const poolsProvisioned = PROVISIONING_STEPS.indexOf(cluster.provisionStatus) >= PROVISIONING_STEPS.indexOf('INITIAL_NODE_POOLS_PROVISIONED');
+    // A bring-your-own-node pool is provisioned once a node registered into it, not with the cluster's step.
+    const poolsProvisioned =
+      !isByon(cluster.cloudProvider) && PROVISIONING_STEPS.indexOf(cluster.provisionStatus) >= PROVISIONING_STEPS.indexOf('INITIAL_NODE_POOLS_PROVISIONED');
     const inserted = await this.repo.insert({
       clusterId: cluster.id,
       ...this.fields(body),
@@ -69,7 +74,7 @@ export class NodePoolsService {
     });
     const pool = await this.repo.findOneByOrFail({ id: Number(inserted.identifiers[0].id) });
     this.record('NODE_POOL_CREATED', org, environment, cluster, pool, auditDiff(null, pick(pool)));
-    return this.view.nodePool(pool);
+    return (await this.views(cluster, [pool]))[0];
   }
 
   async update(
@@ -90,7 +95,7 @@ export class NodePoolsService {
     await this.repo.update({ id: pool.id }, { ...this.fields(body), modifiedAt: now });
     const after = await this.repo.findOneByOrFail({ id: pool.id });
     this.record('NODE_POOL_UPDATED', org, environment, cluster, after, auditDiff(before, pick(after)));
-    return this.view.nodePool(after);
+    return (await this.views(cluster, [after]))[0];
   }
 
   async remove(org: OrganisationEntity, envSlug: string, clusterSlug: string, nodePoolId: string): Promise<void> {
@@ -100,6 +105,20 @@ export class NodePoolsService {
     this.assertChangeable(cluster);
     await this.repo.delete({ id: pool.id });
     this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));
+  }
+
+  /** Responses for pools of one cluster, with the registered nodes of bring-your-own-node pools. */
+  private async views(cluster: ClusterEntity, pools: ClusterNodePoolEntity[]): Promise<NodePoolResponse[]> {
+    const byon = isByon(cluster.cloudProvider);
+    const nodes = byon && pools.length
+      ? await this.txHost.tx.getRepository(NodePoolNodeEntity).find({ where: { nodePoolId: In(pools.map((p) => p.id)) }, order: { name: 'ASC' } })
+      : [];
+    return pools.map((p) => this.view.nodePool(p, byon, nodes.filter((n) => Number(n.nodePoolId) === Number(p.id))));
+  }
+
+  /** The pool addressed by identity (uuid) or numeric id, or 404. */
+  findPool(cluster: ClusterEntity, nodePoolId: string): Promise<ClusterNodePoolEntity> {
+    return this.find(cluster, nodePoolId);
   }
 
   private fields(body: CreateClusterNodePoolDto) {

@@ -13,13 +13,21 @@ export interface ClusterCompute {
   memory: number;
 }
 
-/** Pool compute per cluster: cpu (cores) and memory (MiB) times each pool's minSize. */
+/**
+ * Pool compute per cluster: cpu (cores) and memory (MiB) times each pool's minSize for cloud pools, plus
+ * what the registered nodes of bring-your-own-node pools reported (their pools have no catalog node type,
+ * so the first branch finds nothing for them). Callers append `WHERE ... GROUP BY p.cluster_id`.
+ */
 export const POOL_COMPUTE_SQL = `
-    SELECT p.cluster_id, SUM(nt.cpu * p.min_size)::bigint AS cpu, SUM(nt.memory * p.min_size)::bigint AS memory
-      FROM cluster_node_pools p
-      JOIN clusters c ON c.id = p.cluster_id
-      JOIN cloud_providers cp ON cp.type = c.cloud_provider
-      JOIN cloud_provider_node_types nt ON nt.provider_id = cp.id AND nt.type = p.node_size`;
+    SELECT p.cluster_id, SUM(p.cpu)::bigint AS cpu, SUM(p.memory)::bigint AS memory
+      FROM (SELECT cp_pool.cluster_id, nt.cpu * cp_pool.min_size AS cpu, nt.memory * cp_pool.min_size AS memory
+              FROM cluster_node_pools cp_pool
+              JOIN clusters cp_c ON cp_c.id = cp_pool.cluster_id
+              JOIN cloud_providers cp ON cp.type = cp_c.cloud_provider
+              JOIN cloud_provider_node_types nt ON nt.provider_id = cp.id AND nt.type = cp_pool.node_size
+            UNION ALL
+            SELECT n.cluster_id, COALESCE(n.cpu, 0), COALESCE(n.memory, 0) FROM node_pool_nodes n) p
+      JOIN clusters c ON c.id = p.cluster_id`;
 
 type Sql = (text: string, params: unknown[]) => Promise<Record<string, any>[]>;
 

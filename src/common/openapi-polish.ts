@@ -110,7 +110,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
         p.required = true;
       }
       // Public: no personal access token (the alert webhook still checks its own tenant token and keeps its 401).
-      if (publicOps.has(`${method} ${path}`)) op.security = [];
+      // A scheme of the operation's own (the node join token of node registrations) stays.
+      if (publicOps.has(`${method} ${path}`)) {
+        op.security = ((op.security ?? []) as Record<string, unknown>[]).filter((req) => !('token' in req) && !('bearer' in req));
+      }
       // Every operation may answer 400, 403, 404 and 500 (public ones have no role to refuse).
       op.responses['400'] ??= { description: 'Invalid request (path, query or body); `errors` names each field' };
       if (!publicOps.has(`${method} ${path}`)) op.responses['403'] ??= { description: 'The role or token type does not allow this operation' };

@@ -147,6 +147,18 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(7 * 24 * 60)
   UPGRADE_TIMEOUT_GRACE_MINUTES = 120;
 
+  /** Minutes a node join token (in a BYON pool's join config) stays usable. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(7 * 24 * 60)
+  NODE_JOIN_TOKEN_TTL_MINUTES = 60;
+
+  /** Registrations per minute one node join token may make (in memory per replica); 0 disables. */
+  @Transform(toInt) @IsInt() @Min(0)
+  NODE_REGISTRATION_LIMIT_PER_MINUTE = 60;
+
+  /** The address customer machines reach this service at (the join command calls its node registration). */
+  @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
+  PUBLIC_API_URL = 'http://localhost:8080';
+
   /** The provisioning driver port's implementation; `simulated` completes steps after PROVISIONING_STEP_SECONDS. */
   @IsIn(['simulated'])
   CLUSTER_DRIVER = 'simulated';

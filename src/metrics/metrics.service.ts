@@ -84,14 +84,14 @@ export class MetricsService implements OnModuleDestroy {
 
   readonly authenticationFailures = new Counter({
     name: 'cms_authentication_failures_total',
-    help: 'Requests refused with 401, by reason (missing, malformed, unknown, expired, revoked, address, oidc)',
+    help: 'Requests refused with 401, by reason (missing, malformed, unknown, expired, revoked, exhausted, address, oidc)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
 
   readonly rateLimitRejections = new Counter({
     name: 'cms_rate_limit_rejections_total',
-    help: 'Requests refused with 429, by limit (principal, address, authentication_failures)',
+    help: 'Requests refused with 429, by limit (principal, address, authentication_failures, node_registration)',
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
@@ -118,7 +118,7 @@ export class MetricsService implements OnModuleDestroy {
     for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
       this.authenticationFailures.inc({ reason }, 0);
     }
-    for (const kind of ['principal', 'address', 'authentication_failures']) this.rateLimitRejections.inc({ kind }, 0);
+    for (const kind of ['principal', 'address', 'authentication_failures', 'node_registration']) this.rateLimitRejections.inc({ kind }, 0);
     for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);

@@ -79,7 +79,8 @@ export class OrganisationsController {
   @ApiParam(SLUG_PARAM)
   @ApiOperation({
     summary: 'Compute of the organisation (VIEWER)',
-    description: 'Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes.',
+    description:
+      'Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes, plus what the registered nodes of bring-your-own-node pools reported.',
   })
   @ApiOkResponse({ type: ComputeInformationResponse })
   @ApiStandardErrors({ badRequest: false })

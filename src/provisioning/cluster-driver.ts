@@ -1,8 +1,17 @@
 import type { ClusterEntity, ClusterStatus } from '../clusters/cluster.entity';
 
+/** The API server of a cluster as the driver built it. */
+export interface ControlPlaneAccess {
+  /** https URL of the Kubernetes API server. */
+  endpoint: string;
+  /** PEM of the CA that signed the API server's certificate. */
+  caCertificate: string;
+}
+
 /** What a driver answers for one step. */
 export type DriverOutcome =
-  | { outcome: 'done' }
+  /** `controlPlane`: how clients reach the cluster, reported when the step created its control plane. */
+  | { outcome: 'done'; controlPlane?: ControlPlaneAccess }
   /** Still in progress; ask again at `retryAt`. */
   | { outcome: 'pending'; retryAt: Date }
   | { outcome: 'failed'; error: string };

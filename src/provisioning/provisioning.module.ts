@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
+import { ClusterStepEffects } from './cluster-step-effects';
 import { ReconcilerService } from './reconciler.service';
 import { SimulatedClusterDriver } from './simulated-cluster-driver';
 
@@ -19,6 +20,7 @@ export function selectDriver(name: string, drivers: { simulated: ClusterDriver }
       useFactory: (simulated: SimulatedClusterDriver, config: AppConfig) => selectDriver(config.CLUSTER_DRIVER, { simulated }),
     },
     ReconcilerService,
+    ClusterStepEffects,
   ],
   exports: [ReconcilerService, CLUSTER_DRIVER],
 })

@@ -14,6 +14,7 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import { CLUSTER_DRIVER, ClusterDriver, DriverObservation, DriverOutcome } from './cluster-driver';
+import { ClusterStepEffects } from './cluster-step-effects';
 
 type StepOutcome = 'completed' | 'pending' | 'failed' | 'recovered' | 'idle' | 'superseded';
 
@@ -86,6 +87,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
     @Inject(CLUSTER_DRIVER) private readonly driver: ClusterDriver,
     private readonly metrics: MetricsService,
     private readonly dataSource: DataSource,
+    private readonly stepEffects: ClusterStepEffects,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -325,6 +327,7 @@ export class ReconcilerService implements OnApplicationBootstrap, OnModuleDestro
       return { acted: true, outcome: 'failed' };
     }
     await this.apply(c, step, now);
+    await this.stepEffects.afterStep(c, step.step, outcome, now);
     return { acted: true, outcome: 'completed' };
   }
 

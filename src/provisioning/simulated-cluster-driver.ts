@@ -3,7 +3,18 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import type { ClusterEntity } from '../clusters/cluster.entity';
 import { AppConfig } from '../config/app-config';
-import type { ClusterDriver, DriverObservation, DriverOutcome } from './cluster-driver';
+import { byonStepIsImmediate } from '../clusters/byon/byon-rules';
+import type { ClusterDriver, ControlPlaneAccess, DriverObservation, DriverOutcome } from './cluster-driver';
+import { createSelfSignedCa } from './self-signed-ca';
+
+/** Simulated control planes answer under this domain (nothing listens there). */
+export const SIMULATED_API_DOMAIN = 'clusters.example.net';
+
+/** A simulated API server: a per-cluster host name and a freshly generated self-signed CA. */
+export function simulatedControlPlane(cluster: Pick<ClusterEntity, 'identity' | 'slug' | 'region'>, now: Date): ControlPlaneAccess {
+  const host = `${cluster.slug.replace(/_/g, '-')}-${cluster.identity.slice(0, 8)}.${cluster.region}.${SIMULATED_API_DOMAIN}`;
+  return { endpoint: `https://${host}:6443`, caCertificate: createSelfSignedCa(`kubernetes-ca ${host}`, now).certificatePem };
+}
 
 const LOST_CONTACT = 'Simulated driver lost contact with the cluster';
 
@@ -13,6 +24,8 @@ const LOST_CONTACT = 'Simulated driver lost contact with the cluster';
  * and step makes the step fail (`remaining` times); step `observe` makes observations fail (in a batch
  * observation too, per cluster). Faults live in the database so every replica sees them. Every call
  * (a batch observation is one call) takes SIMULATED_DRIVER_LATENCY_MS, like a provider's API would.
+ * The CLUSTER_PROVISIONED step reports a simulated API endpoint and a real self-signed CA; a
+ * bring-your-own-node cluster completes the steps after it at once.
  */
 @Injectable()
 export class SimulatedClusterDriver implements ClusterDriver {
@@ -27,10 +40,11 @@ export class SimulatedClusterDriver implements ClusterDriver {
     await this.latency();
     const startedAt = cluster.stepStartedAt ?? cluster.modifiedAt;
     const readyAt = new Date(startedAt.getTime() + this.config.PROVISIONING_STEP_SECONDS * 1000);
-    if (readyAt.getTime() > now.getTime()) return { outcome: 'pending', retryAt: readyAt };
+    if (readyAt.getTime() > now.getTime() && !byonStepIsImmediate(cluster, step)) return { outcome: 'pending', retryAt: readyAt };
     if (await this.consumeFault(cluster.id, step)) {
       return { outcome: 'failed', error: `Simulated driver failure in step ${step}` };
     }
+    if (step === 'CLUSTER_PROVISIONED') return { outcome: 'done', controlPlane: simulatedControlPlane(cluster, now) };
     return { outcome: 'done' };
   }
 

@@ -155,6 +155,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/oidc-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The cluster's API endpoint, CA certificate and OIDC client
+         * @description Available once the control plane is provisioned (409 before). VIEWER callers get `clientSecret` redacted.
+         */
+        get: operations["ClusterAccessController_oidcConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/kubeconfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A kubeconfig for the cluster that logs in with OIDC (kubectl oidc-login exec plugin)
+         * @description YAML with the cluster's server and CA (certificate-authority-data) and a user running `kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. MEMBER and above: it carries the OIDC client secret, which VIEWER callers may not see. 409 before the control plane is provisioned.
+         */
+        get: operations["ClusterAccessController_kubeconfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/pools/{nodePoolIdentity}/join-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a join config for a bring-your-own-node pool (with a fresh bootstrap token)
+         * @description Answers the versions, install and upgrade scripts, kubelet config, cloud-init user data and the join command of the pool. The join command (and the cloud-init that runs it) carries a new bootstrap token for this pool only: shown once, stored as a SHA-256 hash, valid NODE_JOIN_TOKEN_TTL_MINUTES (default 60) for up to maxSize new nodes. 409 for a pool of a cloud cluster, before the control plane is provisioned, or while the cluster is being deleted.
+         */
+        post: operations["NodeJoinController_createJoinConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/pools/{nodePoolIdentity}/join-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke every open join token of a bring-your-own-node pool
+         * @description Registered nodes stay; the revoked tokens register no node any more (401). Answers how many unexpired tokens were revoked.
+         */
+        delete: operations["NodeJoinController_revokeTokens"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/node-registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register a bring-your-own node (called by the join command)
+         * @description Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE).
+         */
+        post: operations["NodeRegistrationsController_register"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/{organisationSlug}/monitoring": {
         parameters: {
             query?: never;
@@ -1454,7 +1554,7 @@ export interface paths {
         };
         /**
          * Compute of the organisation (VIEWER)
-         * @description Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes.
+         * @description Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes, plus what the registered nodes of bring-your-own-node pools reported.
          */
         get: operations["OrganisationsController_compute"];
         put?: never;
@@ -2308,6 +2408,36 @@ export interface components {
             /** @description null detaches the upstream cluster */
             upstreamCluster?: components["schemas"]["ClusterReferenceRequest"] | null;
         };
+        NodePoolNodeResponse: {
+            /** Format: uuid */
+            identity: string;
+            /** @example worker-01 */
+            name: string;
+            /**
+             * @description The address the node registered with
+             * @example 10.20.0.11
+             */
+            address: string;
+            /** @example v1.31.5 */
+            kubeletVersion: string;
+            /** @description Cores the node reported (null when it did not) */
+            cpu: number | null;
+            /**
+             * Format: int64
+             * @description Memory in MiB the node reported (null when it did not)
+             */
+            memory: number | null;
+            /**
+             * Format: date-time
+             * @description First registration
+             */
+            joinedAt: string;
+            /**
+             * Format: date-time
+             * @description Latest registration (re-registering the same name updates the node)
+             */
+            lastRegisteredAt: string;
+        };
         NodePoolResponse: {
             /** Format: int64 */
             id: number;
@@ -2334,6 +2464,10 @@ export interface components {
             taints: components["schemas"]["NodeTaintDto"][];
             /** @enum {string} */
             provisionStatus: "UNKNOWN" | "ACCEPTED" | "OIDC_PROVISIONED" | "CLUSTER_PROVISIONED" | "INITIAL_NODE_POOLS_PROVISIONED" | "INITIAL_ADDONS_PROVISIONED" | "DONE";
+            /** @description Nodes of the pool: for a bring-your-own-node pool the nodes registered with a join token; for a cloud pool its minSize (the size the platform runs until autoscaling is modelled) */
+            nodeCount: number;
+            /** @description Registered nodes of a bring-your-own-node pool (always empty for cloud pools) */
+            nodes: components["schemas"]["NodePoolNodeResponse"][];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
@@ -2439,6 +2573,116 @@ export interface components {
              * @example 1.31.6
              */
             version: string;
+        };
+        ClusterOidcConfigResponse: {
+            /**
+             * @description The cluster's Kubernetes API server
+             * @example https://web-1a2b3c4d.eu-central-1.clusters.example.net:6443
+             */
+            endpoint: string;
+            /**
+             * @description PEM of the CA that signed the API server's certificate
+             * @example -----BEGIN CERTIFICATE-----
+             *     ...
+             *     -----END CERTIFICATE-----
+             */
+            caCertificate: string;
+            /**
+             * @description The cluster's OIDC client id
+             * @example cluster-0b7e0c1e-4f55-4b9a-9e51-0f1f3a9d2c11
+             */
+            clientId: string;
+            /**
+             * @description The OIDC client secret; `[redacted]` for VIEWER callers (MEMBER and above see it)
+             * @example [redacted]
+             */
+            clientSecret: string;
+            /**
+             * @description The OIDC issuer users log in with (OIDC_ISSUER_URL)
+             * @example https://login.example.com
+             */
+            issuerUrl: string;
+        };
+        NodeJoinConfigVersionsDto: {
+            /**
+             * @description Oldest cloud-init release the user data is written for
+             * @example 24.1
+             */
+            cloudInit: string;
+            /**
+             * @description The version the cluster's control plane runs (the kubelet installed); the new one once an upgrade is done
+             * @example 1.31.5
+             */
+            kubernetes: string;
+            /** @example 1.7.24 */
+            containerd: string;
+            /** @example 1.31.1 */
+            crictl: string;
+        };
+        NodePoolJoinConfigResponse: {
+            versions: components["schemas"]["NodeJoinConfigVersionsDto"];
+            /** @description base64 of cloud-init user data (#cloud-config) that writes and runs the install script, then the join command */
+            cloudInitUserDataBase64: string;
+            /** @description base64 of a bash script installing containerd, runc, crictl and the kubelet of these versions */
+            installScriptBase64: string;
+            /** @description base64 of a bash script upgrading an installed node to these versions (follows the cluster's version) */
+            upgradeScriptBase64: string;
+            /**
+             * @description Registers the machine in this node pool and starts the kubelet; contains the bootstrap token
+             * @example sudo /usr/local/bin/cms-node-join --api-url 'https://cms.example.com' --node-pool '7f0c...' --token 'cmsjoin_...'
+             */
+            joinCommand: string;
+            /** @description base64 of the KubeletConfiguration (YAML) the install script writes */
+            kubeletConfigBase64: string;
+        };
+        JoinTokensRevokedResponse: {
+            revoked: number;
+        };
+        NodeRegistrationRequest: {
+            /**
+             * @description Kubernetes node name (DNS-1123 subdomain); unique per node pool
+             * @example worker-01
+             */
+            name: string;
+            /**
+             * @description IPv4 or IPv6 address of the node
+             * @example 10.20.0.11
+             */
+            address: string;
+            /**
+             * @description What `kubelet --version` reports
+             * @example v1.31.5
+             */
+            kubeletVersion: string;
+            /**
+             * Format: uuid
+             * @description The node pool the token was issued for; when given it must match the token
+             */
+            nodePoolIdentity?: string;
+            /** @description Cores of the node (counted in compute) */
+            cpu?: number;
+            /** @description Memory of the node in MiB (counted in compute) */
+            memory?: number;
+        };
+        NodeRegistrationResponse: {
+            /** Format: uuid */
+            identity: string;
+            name: string;
+            address: string;
+            kubeletVersion: string;
+            cpu: number | null;
+            /** Format: int64 */
+            memory: number | null;
+            /** Format: date-time */
+            joinedAt: string;
+            /** Format: date-time */
+            lastRegisteredAt: string;
+            /** Format: uuid */
+            nodePoolIdentity: string;
+            /** Format: uuid */
+            clusterIdentity: string;
+            /** @description false when an already registered node of this name was updated */
+            created: boolean;
         };
         ObservabilityTenantClusterRef: {
             /** @example production */
@@ -5594,6 +5838,517 @@ export interface operations {
                 };
             };
             /** @description Version change while the cluster is not started or stopped */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds until a retry can succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterAccessController_oidcConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example production */
+                environmentSlug: string;
+                /** @example web */
+                clusterSlug: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterOidcConfigResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The cluster has no provisioned control plane yet (provisioning has not passed CLUSTER_PROVISIONED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds until a retry can succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterAccessController_kubeconfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example production */
+                environmentSlug: string;
+                /** @example web */
+                clusterSlug: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kubeconfig */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/yaml": string;
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The cluster has no provisioned control plane yet (provisioning has not passed CLUSTER_PROVISIONED) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds until a retry can succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    NodeJoinController_createJoinConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example production */
+                environmentSlug: string;
+                /** @example web */
+                clusterSlug: string;
+                /** @description The node pool's identity (its numeric id is accepted too) */
+                nodePoolIdentity: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodePoolJoinConfigResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds until a retry can succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    NodeJoinController_revokeTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example production */
+                environmentSlug: string;
+                /** @example web */
+                clusterSlug: string;
+                /** @description The node pool's identity (its numeric id is accepted too) */
+                nodePoolIdentity: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JoinTokensRevokedResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a bring-your-own-node cluster, or the cluster is being deleted */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    /** @description Seconds until a retry can succeed */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    NodeRegistrationsController_register: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeRegistrationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeRegistrationResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The node pool is full (maxSize nodes) or the cluster is being deleted */
             409: {
                 headers: {
                     [name: string]: unknown;

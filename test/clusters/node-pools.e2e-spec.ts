@@ -50,6 +50,8 @@ describe('node pools', () => {
         labels: {},
         taints: [],
         provisionStatus: 'ACCEPTED',
+        nodeCount: 2,
+        nodes: [],
         createdAt: expect.any(String),
         modifiedAt: expect.any(String),
       },

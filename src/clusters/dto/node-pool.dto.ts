@@ -101,6 +101,20 @@ export class UpdateNodePoolDto extends OmitType(CreateClusterNodePoolDto, ['name
   name?: string;
 }
 
+/** A machine registered into a bring-your-own-node pool. */
+export class NodePoolNodeResponse {
+  @ApiProperty({ format: 'uuid' }) identity: string;
+  @ApiProperty({ example: 'worker-01' }) name: string;
+  @ApiProperty({ example: '10.20.0.11', description: 'The address the node registered with' }) address: string;
+  @ApiProperty({ example: 'v1.31.5' }) kubeletVersion: string;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Cores the node reported (null when it did not)' }) cpu: number | null;
+  @ApiProperty({ type: 'integer', format: 'int64', nullable: true, description: 'Memory in MiB the node reported (null when it did not)' })
+  memory: number | null;
+  @ApiProperty({ format: 'date-time', description: 'First registration' }) joinedAt: string;
+  @ApiProperty({ format: 'date-time', description: 'Latest registration (re-registering the same name updates the node)' })
+  lastRegisteredAt: string;
+}
+
 export class NodePoolResponse {
   @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
   @ApiProperty({ format: 'uuid' }) identity: string;
@@ -117,6 +131,14 @@ export class NodePoolResponse {
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) labels: Record<string, string>;
   @ApiProperty({ type: [NodeTaintDto] }) taints: NodeTaintDto[];
   @ApiProperty({ enum: PROVISION_STATUSES }) provisionStatus: string;
+  @ApiProperty({
+    type: 'integer',
+    description:
+      'Nodes of the pool: for a bring-your-own-node pool the nodes registered with a join token; for a cloud pool its minSize (the size the platform runs until autoscaling is modelled)',
+  })
+  nodeCount: number;
+  @ApiProperty({ type: [NodePoolNodeResponse], description: 'Registered nodes of a bring-your-own-node pool (always empty for cloud pools)' })
+  nodes: NodePoolNodeResponse[];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) modifiedAt: string;
 }

@@ -8,6 +8,7 @@ import { ValidationFailedException } from '../../common/errors';
 import { slugify } from '../../common/slug';
 import { CloudAccountEntity } from '../../cloud-accounts/cloud-account.entity';
 import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import { checkByonRegion, isByon } from '../byon/byon-rules';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';
 import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from '../cluster-node-pool.entity';
@@ -49,18 +50,27 @@ export class CreateClusterUseCase {
     const account = await tx.getRepository(CloudAccountEntity).findOne({ where: { identity: req.cloudAccountIdentity, organisationId: org.id } });
     if (!account) throw fail('cloudAccountIdentity', `cloudAccountIdentity: no cloud account ${req.cloudAccountIdentity} in organisation '${org.slug}'`);
     if (!account.enabled) throw fail('cloudAccountIdentity', `cloudAccountIdentity: cloud account '${account.displayName}' is disabled`);
-    if (!account.primaryCredentialsId) {
+    const provider = account.cloudProviderType;
+    // Bring-your-own-node accounts need no credentials and have no catalog regions (byon/byon-rules.ts).
+    const byon = isByon(provider);
+    if (!account.primaryCredentialsId && !byon) {
       throw fail('cloudAccountIdentity', `cloudAccountIdentity: cloud account '${account.displayName}' has no credentials; add credentials first`);
     }
-    const provider = account.cloudProviderType;
 
     // Region of the provider, available, and not restricted for restricted organisations.
-    const region = await this.catalog.region(provider, req.region);
-    if (!region || !region.available || !region.providerAvailable) {
-      throw fail('region', `region '${req.region}' is not an available region of provider ${provider}`);
-    }
-    if (region.restricted && org.restrictedToAvailableCloudProviders) {
-      throw fail('region', `region '${req.region}' is restricted and not available to organisation '${org.slug}'`);
+    let region: { id: number | null; slug: string };
+    if (byon) {
+      checkByonRegion(req.region);
+      region = { id: null, slug: req.region };
+    } else {
+      const row = await this.catalog.region(provider, req.region);
+      if (!row || !row.available || !row.providerAvailable) {
+        throw fail('region', `region '${req.region}' is not an available region of provider ${provider}`);
+      }
+      if (row.restricted && org.restrictedToAvailableCloudProviders) {
+        throw fail('region', `region '${req.region}' is restricted and not available to organisation '${org.slug}'`);
+      }
+      region = row;
     }
 
     const version = await this.catalog.version(req.version);
@@ -69,7 +79,7 @@ export class CreateClusterUseCase {
 
     // Node pools: unique names, node sizes of the provider, zones of the region, minSize <= maxSize.
     const nodeTypes = await this.catalog.nodeTypes(provider);
-    const zones = await this.catalog.zones(region.id);
+    const zones = region.id !== null ? await this.catalog.zones(region.id) : new Set<string>();
     const names = new Set<string>();
     for (const [i, pool] of req.nodePools.entries()) {
       if (names.has(pool.name)) throw fail(`nodePools.${i}.name`, `nodePools.${i}.name '${pool.name}' is used by another node pool of the cluster`);

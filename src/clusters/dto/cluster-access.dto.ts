@@ -1,0 +1,19 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+/** ClusterMetadataResponse of the original client: how to reach a cluster and log in to it with OIDC. */
+export class ClusterOidcConfigResponse {
+  @ApiProperty({ example: 'https://web-1a2b3c4d.eu-central-1.clusters.example.net:6443', description: "The cluster's Kubernetes API server" })
+  endpoint: string;
+
+  @ApiProperty({ example: '-----BEGIN CERTIFICATE-----\n...\n-----END CERTIFICATE-----\n', description: "PEM of the CA that signed the API server's certificate" })
+  caCertificate: string;
+
+  @ApiProperty({ example: 'cluster-0b7e0c1e-4f55-4b9a-9e51-0f1f3a9d2c11', description: "The cluster's OIDC client id" })
+  clientId: string;
+
+  @ApiProperty({ example: '[redacted]', description: 'The OIDC client secret; `[redacted]` for VIEWER callers (MEMBER and above see it)' })
+  clientSecret: string;
+
+  @ApiProperty({ example: 'https://login.example.com', description: 'The OIDC issuer users log in with (OIDC_ISSUER_URL)' })
+  issuerUrl: string;
+}
