@@ -104,7 +104,11 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
           Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
           if (p.example === undefined && schema.example === undefined) p.example = SLUG_EXAMPLES[p.name];
         }
-        else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
+        else if (p.name === 'nodePoolIdentity') {
+          // The original client addresses node pools by their numeric id; the identity (UUID) works too.
+          Object.assign(schema, { type: 'string', pattern: '^([0-9]{1,18}|[0-9a-fA-F-]{36})$', maxLength: 36 });
+          delete schema.format;
+        } else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
         else if (!schema.type) schema.type = 'string';
         p.schema = schema;
         p.required = true;
