@@ -358,7 +358,13 @@ describe('batch observation of settled clusters', () => {
       single.mockRestore();
     }
     expect(single).not.toHaveBeenCalled();
-    expect(batches.map((b) => b.length).sort((x, y) => y - x)).toEqual([OBSERVE_BATCH_SIZE, OBSERVE_BATCH_SIZE, total - 2 * OBSERVE_BATCH_SIZE]);
+    // Three claims of at most OBSERVE_BATCH_SIZE; claims run side by side, so on a busy machine the last one may
+    // be split between two of them (e.g. 70 + 31), never more calls than the pass runs at once.
+    const sizes = batches.map((b) => b.length).sort((x, y) => y - x);
+    expect(sizes.slice(0, 2)).toEqual([OBSERVE_BATCH_SIZE, OBSERVE_BATCH_SIZE]);
+    expect(sizes.every((n) => n <= OBSERVE_BATCH_SIZE)).toBe(true);
+    expect(sizes.reduce((a, b) => a + b, 0)).toBe(total);
+    expect(sizes.length).toBeLessThanOrEqual(4);
     // Each cluster exactly once, and the oldest observations went first.
     const ids = batches.flat().map((c) => Number(c.id));
     expect(new Set(ids).size).toBe(total);
