@@ -3,10 +3,12 @@ import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { IS_PUBLIC } from '../auth/principal';
+import { OPERATION_DESCRIPTIONS } from './operation-descriptions';
 
 /**
  * Finishing touches on the generated OpenAPI document, applied in one place rather than on every
- * controller: declared and ordered tags, one group for platform administration, typed path parameters,
+ * controller: descriptions of operations the code only summarises (operation-descriptions.ts), declared and
+ * ordered tags, one group for platform administration, typed path parameters,
  * `security: []` on public operations, and per-status error examples including 413/415 on operations
  * that take a body.
  */
@@ -50,6 +52,8 @@ const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 }
 const SLUG_PARAMS = new Set(['organisationSlug', 'environmentSlug', 'clusterSlug', 'tenantSlug', 'integrationSlug', 'cluster']);
 
 type Operation = {
+  operationId?: string;
+  description?: string;
   tags?: string[];
   parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean }[];
   requestBody?: unknown;
@@ -87,6 +91,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     for (const [method, raw] of Object.entries(item as Record<string, Operation>)) {
       if (!raw || typeof raw !== 'object' || !('responses' in raw)) continue;
       const op = raw;
+      // A description written in the code wins; the others come from operation-descriptions.ts.
+      if (!op.description && op.operationId && OPERATION_DESCRIPTIONS[op.operationId]) op.description = OPERATION_DESCRIPTIONS[op.operationId];
       if (path.startsWith('/admin/')) op.tags = ['Platform administration'];
       for (const t of op.tags ?? []) used.add(t);
       for (const p of op.parameters ?? []) {
