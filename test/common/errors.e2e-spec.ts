@@ -57,7 +57,8 @@ describe('error bodies', () => {
     expect(ready.body.status).toBe('ok');
     const docs = await t.http().get('/v3/api-docs');
     expect(docs.status).toBe(200);
-    expect(Object.keys(docs.body.components.securitySchemes).sort()).toEqual(['bearer', 'token']);
+    // User credentials, and the alert webhook's own tenant token (Authorization: Bearer or X-Alert-Token).
+    expect(Object.keys(docs.body.components.securitySchemes).sort()).toEqual(['alertWebhookToken', 'alertWebhookTokenHeader', 'bearer', 'token']);
     const ui = await t.http().get('/swagger-ui/');
     expect([200, 301, 302]).toContain(ui.status);
   });
