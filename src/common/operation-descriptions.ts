@@ -206,7 +206,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
 
   // ---- Personal access tokens and users -----------------------------------------------------------
   TokensController_list:
-    "The caller's personal access tokens with name, type (FULL_ACCESS or READ_ONLY), IP restriction, expiry, last use and revocation; the token values are never answered again. " +
+    "The caller's personal access tokens with name, type (FULL_ACCESS or READ_ONLY), IP restriction, expiry, last use and whether each is still active; the token values are never answered again. " +
     `${ANY_USER}`,
   TokensController_provision:
     'Creates a personal access token for the caller and answers its value in `token`, this once: only a hash is stored. `type` is FULL_ACCESS (default) or READ_ONLY (GET only). ' +
@@ -307,6 +307,6 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   WebhooksController_remove:
     `Deletes the webhook subscription and its pending deliveries; nothing more is sent to its URL. Audited. ${ADMIN} 404 when the subscription is not in the organisation.`,
   WebhooksController_deliveries:
-    'The deliveries of the subscription with status, attempts, last response and next attempt; failed deliveries are retried with back-off, and can be sent again by hand (redeliver). ' +
+    'The deliveries of the subscription with status, attempts, last response code and next attempt. A failed attempt is retried after 5 s, 1 min, 5 min, 30 min, 2 h, 5 h and 10 h (at most 8 attempts) before the delivery is FAILED; it can be sent again by hand (redeliver). ' +
     `${paging('A', ['createdAt', 'status', 'eventType', 'attempts'], 'createdAt descending (newest first)')} ${ADMIN} 404 when the subscription is not in the organisation.`,
 };
