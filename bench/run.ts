@@ -4,10 +4,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { startBenchDatabase } from './database';
 import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
 import { benchWebhooks } from './webhooks';
+import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
  * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
@@ -100,15 +101,7 @@ async function measureTargets(base: string, seed: SeedResult, auth: boolean, tag
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
-  const pg = await startEmbeddedPostgres(dir);
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench');
-  await admin.end();
-  const u = new URL(pg.url);
-  u.pathname = '/bench';
-  const url = u.toString();
+  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-');
 
   const servicePort = await freePort();
   const baselinePort = await freePort();
@@ -118,7 +111,7 @@ async function main(): Promise<void> {
     const service = await spawnServer(
       'service',
       // BENCH_PROFILE=1 writes a V8 CPU profile of the service to bench/results/ (see docs/performance.md).
-      [...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/src/main.js'],
+      [...SERVICE_NODE_FLAGS, ...(process.env.BENCH_PROFILE ? ['--cpu-prof', '--cpu-prof-dir=bench/results'] : []), 'dist/src/main.js'],
       {
         DATABASE_URL: url,
         PORT: String(servicePort),
@@ -205,8 +198,7 @@ async function main(): Promise<void> {
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await stopDatabase();
   }
 }
 

@@ -24,6 +24,7 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { RetentionModule } from './retention/retention.module';
 
 /** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
@@ -42,6 +43,7 @@ const FEATURE_MODULES = [
   AuditEventsModule,
   ActivityModule,
   WebhooksModule,
+  RetentionModule,
 ];
 
 @Module({})

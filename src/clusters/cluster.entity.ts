@@ -40,7 +40,8 @@ export type PodSecurityStandardsProfile = (typeof POD_SECURITY_STANDARDS_PROFILE
 export const RECONCILE_STATUSES = ['new', 'provisioning', 'provisioned', 'starting', 'stopping', 'deleting', 'unknown'] as const;
 
 /**
- * The predicate of the partial index `clusters_reconcile_idx` (migration DomainSchema1763800100000).
+ * The predicate of the partial index `clusters_reconcile_idx` (migration DomainSchema1763800100000; on
+ * `(next_attempt_at NULLS FIRST, id)`, the claim's order, since ReconcileClaimOrder1764000031200).
  * The reconciler's claim query must contain it unchanged (unqualified column names) for PostgreSQL
  * to use that index, e.g.
  * `SELECT id FROM clusters WHERE ${RECONCILE_CANDIDATE_PREDICATE} AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
@@ -49,6 +50,15 @@ export const RECONCILE_STATUSES = ['new', 'provisioning', 'provisioned', 'starti
 export const RECONCILE_CANDIDATE_PREDICATE =
   `deleted_at IS NULL AND (desired_status IS NOT NULL OR status IN (${RECONCILE_STATUSES.map((s) => `'${s}'`).join(',')})` +
   ` OR version IS DISTINCT FROM observed_version)`;
+
+/**
+ * Settled clusters (started or stopped, nothing asked of them): the reconciler observes them through the
+ * driver every OBSERVE_EVERY_SECONDS. The predicate of the partial index `clusters_observe_idx` (migration
+ * ReconcileLease1764000031100) on `(observed_at NULLS FIRST, id)`; the observation claim must contain it
+ * unchanged for PostgreSQL to use that index.
+ */
+export const OBSERVE_CANDIDATE_PREDICATE =
+  `deleted_at IS NULL AND status IN ('started','stopped') AND desired_status IS NULL AND version IS NOT DISTINCT FROM observed_version`;
 
 export interface IpWhitelistEntry {
   cidr: string;
@@ -134,6 +144,10 @@ export class ClusterEntity {
   @Column({ type: 'timestamptz', nullable: true }) nextAttemptAt: Date | null;
   @Column({ type: 'integer', default: 0 }) attempts: number;
   @Column({ type: 'text', nullable: true }) lastError: string | null;
+  /** A replica works on the cluster until then (claim, driver call, record); another takes over once it passed. */
+  @Column({ type: 'timestamptz', nullable: true }) reconcileLeaseUntil: Date | null;
+  /** The claim holding the lease: only that claim may record its step. */
+  @Column({ type: 'uuid', nullable: true }) reconcileLeaseToken: string | null;
 
   // Actual state last observed by the driver (`actualState` in responses).
   @Column({ type: 'timestamptz', nullable: true }) observedAt: Date | null;

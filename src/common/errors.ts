@@ -19,7 +19,7 @@ export class FieldErrorDto {
 /** The one error body of the service (docs/decisions.md, HTTP). */
 export class ErrorBodyDto {
   @ApiProperty({ format: 'date-time' }) timestamp: string;
-  @ApiProperty({ example: 400 }) status: number;
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 100, maximum: 599, example: 400 }) status: number;
   @ApiProperty({ example: 'Bad Request' }) error: string;
   @ApiProperty({ example: 'Invalid request: name must be longer than or equal to 3 characters' }) message: string;
   @ApiProperty({ example: '/api/v1/orgs/acme/environments' }) path: string;

@@ -85,7 +85,15 @@ const OWN_CREDENTIAL_OPERATIONS: Record<string, Record<string, string[]>[]> = {
 };
 
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
-const SLUG_PARAMS = new Set(['organisationSlug', 'environmentSlug', 'clusterSlug', 'tenantSlug', 'integrationSlug', 'cluster']);
+/** Slug path parameters, with the example Swagger UI pre-fills (one coherent set: acme/production/web). */
+const SLUG_EXAMPLES: Record<string, string> = {
+  organisationSlug: 'acme',
+  environmentSlug: 'production',
+  clusterSlug: 'web',
+  cluster: 'web',
+  tenantSlug: 'production-web',
+  integrationSlug: 'grafana',
+};
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
@@ -93,7 +101,7 @@ type Operation = {
   operationId?: string;
   description?: string;
   tags?: string[];
-  parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean }[];
+  parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
   requestBody?: unknown;
   responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
   security?: unknown[];
@@ -136,7 +144,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       for (const p of op.parameters ?? []) {
         if (p.in !== 'path') continue;
         const schema = { ...(p.schema ?? {}) };
-        if (SLUG_PARAMS.has(p.name)) Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
+        if (p.name in SLUG_EXAMPLES) {
+          Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
+          if (p.example === undefined && schema.example === undefined) p.example = SLUG_EXAMPLES[p.name];
+        }
         else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
         else if (!schema.type) schema.type = 'string';
         p.schema = schema;
@@ -144,6 +155,11 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       }
       // Public: no personal access token (the alert webhook still checks its own tenant token and keeps its 401).
       if (publicOps.has(`${method} ${path}`)) op.security = [];
+      // Every operation may answer 400, 403, 404 and 500 (public ones have no role to refuse).
+      op.responses['400'] ??= { description: 'Invalid request (path, query or body); `errors` names each field' };
+      if (!publicOps.has(`${method} ${path}`)) op.responses['403'] ??= { description: 'The role or token type does not allow this operation' };
+      op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
+      op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };

@@ -121,6 +121,25 @@ export class AppConfig {
   @Transform(toNumber) @Min(0) @Max(3600)
   RECONCILE_INTERVAL_SECONDS = 2;
 
+  /** Clusters one replica's reconciler works on at the same time (driver calls overlap; one step per cluster at a time). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  RECONCILE_CONCURRENCY = 16;
+
+  /**
+   * How long a claimed cluster stays reserved for the replica that claimed it; a crashed replica's clusters are
+   * taken over after this. A driver call is abandoned (and retried with backoff) after half of it.
+   */
+  @Transform(toInt) @IsInt() @Min(2) @Max(3600)
+  RECONCILE_LEASE_SECONDS = 60;
+
+  /** A settled (started or stopped) cluster is observed through the driver again when its last observation is this old. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(86400)
+  OBSERVE_EVERY_SECONDS = 60;
+
+  /** Artificial latency of every simulated driver call (one per batch observation), to study concurrency. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  SIMULATED_DRIVER_LATENCY_MS = 0;
+
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 
@@ -164,6 +183,29 @@ export class AppConfig {
   /** How often the delivery worker looks for due deliveries when nothing woke it. */
   @Transform(toInt) @IsInt() @Min(50) @Max(60000)
   WEBHOOK_POLL_INTERVAL_MS = 1000;
+
+  /** Audit events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  AUDIT_RETENTION_DAYS = 400;
+
+  /** Activity feed events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  ACTIVITY_RETENTION_DAYS = 90;
+
+  /** Resolved monitoring alerts are deleted this many days after they ended; 0 keeps them forever. */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  RESOLVED_ALERT_RETENTION_DAYS = 30;
+
+  /**
+   * Webhook events (with their deliveries) older than this many days are deleted once none of their
+   * deliveries is still pending; 0 keeps them forever.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(36500)
+  WEBHOOK_EVENT_RETENTION_DAYS = 30;
+
+  /** Rows the retention job deletes per statement (each batch is its own short transaction). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(100000)
+  RETENTION_BATCH_SIZE = 5000;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

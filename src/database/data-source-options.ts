@@ -41,12 +41,21 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
   };
 }
 
-/** Runs pending migrations under an advisory lock so replicas starting together apply each once. */
-export async function runMigrationsLocked(ds: import('typeorm').DataSource): Promise<void> {
+/**
+ * Runs pending migrations under an advisory lock so replicas starting together apply each once. The lock is
+ * polled (`pg_try_advisory_lock`), not waited for in one statement: a waiting statement holds a snapshot, which
+ * a migration building an index CONCURRENTLY must wait for while the waiter waits for its lock (PostgreSQL
+ * ends that with "deadlock detected"), and it would also hit the statement timeout behind a long migration.
+ */
+export async function runMigrationsLocked(ds: import('typeorm').DataSource, pollMs = 250): Promise<void> {
   const runner = ds.createQueryRunner();
   await runner.connect();
   try {
-    await runner.query('SELECT pg_advisory_lock(724001)');
+    for (;;) {
+      const [{ locked }] = (await runner.query('SELECT pg_try_advisory_lock(724001) AS locked')) as { locked: boolean }[];
+      if (locked) break;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
     await ds.runMigrations({ transaction: 'each' });
   } finally {
     await runner.query('SELECT pg_advisory_unlock(724001)').catch(() => undefined);

@@ -3,7 +3,9 @@ import * as path from 'path';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CLUSTER_STATUSES } from '../clusters/cluster.entity';
+import { CLUSTER_STATUSES, OBSERVE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
+import { Clock } from '../common/clock';
+import { RETENTION_TABLES } from '../retention/retention-tables';
 import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
 
 /** The version in the project's package.json (found from src/ and from dist/src/ alike). */
@@ -46,8 +48,23 @@ export class MetricsService implements OnModuleDestroy {
 
   readonly reconcilerSteps = new Counter({
     name: 'cms_reconciler_steps_total',
-    help: 'Cluster reconciler steps by outcome (completed, pending, failed, recovered)',
+    help:
+      'Cluster reconciler steps by outcome (completed, pending, failed, recovered, idle; superseded: the cluster changed or ' +
+      'the lease was lost while the driver was called, so the step was not recorded and is asked for again)',
     labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly reconcilerObservations = new Counter({
+    name: 'cms_reconciler_observations_total',
+    help: 'Observations of settled clusters by result (healthy, lost: the cluster went to unknown)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly reconcilerObserveBatches = new Counter({
+    name: 'cms_reconciler_observe_batches_total',
+    help: 'Batch observation calls to the cluster driver',
     registers: [this.registry],
   });
 
@@ -86,16 +103,28 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
-  constructor(private readonly dataSource: DataSource) {
+  readonly retentionDeletedRows = new Counter({
+    name: 'cms_retention_deleted_rows_total',
+    help: 'Rows deleted by the retention job, by table (webhook_deliveries: those of the deleted webhook events)',
+    labelNames: ['table'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {
     // Every labelled counter is exported at 0 from the start, so rates and alerts work before the first event.
     for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
       this.authenticationFailures.inc({ reason }, 0);
     }
     for (const kind of ['principal', 'address', 'authentication_failures']) this.rateLimitRejections.inc({ kind }, 0);
-    for (const outcome of ['completed', 'pending', 'failed', 'recovered']) this.reconcilerSteps.inc({ outcome }, 0);
+    for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
+    for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);
-    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks']) this.backgroundErrors.inc({ job }, 0);
+    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ job }, 0);
     for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
+    for (const table of RETENTION_TABLES) this.retentionDeletedRows.inc({ table }, 0);
 
     new Gauge({
       name: 'cms_build_info',
@@ -130,6 +159,22 @@ export class MetricsService implements OnModuleDestroy {
         );
         for (const s of SCHEDULED_UPGRADE_STATUSES) upgrades.set({ status: s }, 0);
         for (const r of rows) upgrades.set({ status: r.status }, r.n);
+      },
+    });
+    // The oldest observation among settled clusters: one row from the head of clusters_observe_idx. It stays
+    // under OBSERVE_EVERY_SECONDS plus a pass while the replicas keep up with the fleet.
+    const oldestObservation = new Gauge({
+      name: 'cms_reconciler_oldest_observation_age_seconds',
+      help: 'Age of the oldest driver observation among settled (started or stopped) clusters; 0 without any',
+      registers: [this.registry],
+      collect: async () => {
+        const rows: { at: Date | null }[] = await this.safeQuery(
+          `SELECT (SELECT COALESCE(observed_at, created_at) FROM clusters WHERE ${OBSERVE_CANDIDATE_PREDICATE}
+                    ORDER BY observed_at NULLS FIRST, id LIMIT 1) AS at`,
+        );
+        if (!rows.length) return; // database unreachable: keep the last value
+        const at = rows[0].at;
+        oldestObservation.set(at ? Math.max(0, (this.clock.now().getTime() - new Date(at).getTime()) / 1000) : 0);
       },
     });
     const outboxLag = new Gauge({

@@ -8,6 +8,7 @@ import { createHash, timingSafeEqual } from 'crypto';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
 import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
@@ -16,8 +17,6 @@ import { SilenceMatcher, silenceMutes } from './silence-rules';
 import { SilencesService } from './silences.service';
 
 const MAX_LABELS = 100;
-/** Resolved alerts are kept this long after they ended, then pruned when the tenant's webhook is next called. */
-export const RESOLVED_ALERT_RETENTION_DAYS = 30;
 const MAX_LABEL_KEY = 256;
 const MAX_LABEL_VALUE = 8192;
 
@@ -82,6 +81,7 @@ export class AlertsService {
     private readonly tenants: TenantsService,
     private readonly silences: SilencesService,
     private readonly outbox: WebhookOutbox,
+    private readonly config: AppConfig,
   ) {}
 
   /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */
@@ -155,9 +155,11 @@ export class AlertsService {
         });
       }
     }
+    // Resolved alerts are kept RESOLVED_ALERT_RETENTION_DAYS after they ended (0: forever): this tenant's are pruned
+    // here, everyone's by the retention job (src/retention) with the same rule.
     await this.txHost.tx.query(
-      `DELETE FROM tenant_alerts WHERE tenant_id = $1 AND status = 'resolved' AND ends_at < $2::timestamptz - make_interval(days => $3)`,
-      [tenant.id, now, RESOLVED_ALERT_RETENTION_DAYS],
+      `DELETE FROM tenant_alerts WHERE tenant_id = $1 AND status = 'resolved' AND $3 > 0 AND ends_at < $2::timestamptz - make_interval(days => $3)`,
+      [tenant.id, now, this.config.RESOLVED_ALERT_RETENTION_DAYS],
     );
     const firing = [...byFingerprint.values()].filter((a) => a.status === 'firing').length;
     const resolved = byFingerprint.size - firing;

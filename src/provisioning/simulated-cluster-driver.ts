@@ -5,11 +5,14 @@ import type { ClusterEntity } from '../clusters/cluster.entity';
 import { AppConfig } from '../config/app-config';
 import type { ClusterDriver, DriverObservation, DriverOutcome } from './cluster-driver';
 
+const LOST_CONTACT = 'Simulated driver lost contact with the cluster';
+
 /**
  * The default driver (`CLUSTER_DRIVER=simulated`): a step completes once PROVISIONING_STEP_SECONDS
  * have passed since it started (`step_started_at`). A `simulated_driver_faults` row for the cluster
- * and step makes the step fail (`remaining` times); step `observe` makes observations fail. Faults live
- * in the database so every replica sees them.
+ * and step makes the step fail (`remaining` times); step `observe` makes observations fail (in a batch
+ * observation too, per cluster). Faults live in the database so every replica sees them. Every call
+ * (a batch observation is one call) takes SIMULATED_DRIVER_LATENCY_MS, like a provider's API would.
  */
 @Injectable()
 export class SimulatedClusterDriver implements ClusterDriver {
@@ -21,6 +24,7 @@ export class SimulatedClusterDriver implements ClusterDriver {
   ) {}
 
   async advance(cluster: ClusterEntity, step: string, now: Date): Promise<DriverOutcome> {
+    await this.latency();
     const startedAt = cluster.stepStartedAt ?? cluster.modifiedAt;
     const readyAt = new Date(startedAt.getTime() + this.config.PROVISIONING_STEP_SECONDS * 1000);
     if (readyAt.getTime() > now.getTime()) return { outcome: 'pending', retryAt: readyAt };
@@ -31,8 +35,38 @@ export class SimulatedClusterDriver implements ClusterDriver {
   }
 
   async observe(cluster: ClusterEntity): Promise<DriverObservation> {
-    if (await this.consumeFault(cluster.id, 'observe')) return { ok: false, error: 'Simulated driver lost contact with the cluster' };
+    await this.latency();
+    if (await this.consumeFault(cluster.id, 'observe')) return { ok: false, error: LOST_CONTACT };
+    return this.healthy(cluster);
+  }
+
+  async observeMany(clusters: ClusterEntity[]): Promise<Map<number, DriverObservation>> {
+    const answer = new Map<number, DriverObservation>();
+    if (!clusters.length) return answer;
+    await this.latency();
+    // One matching fault per cluster is consumed, in one statement.
+    const hits: { cluster_id: string }[] = await this.txHost.tx.query(
+      `WITH hit AS (
+         UPDATE simulated_driver_faults f SET remaining = f.remaining - 1
+          WHERE f.id IN (SELECT min(id) FROM simulated_driver_faults
+                          WHERE cluster_id = ANY($1::bigint[]) AND step = 'observe' AND remaining > 0 GROUP BY cluster_id)
+            AND f.remaining > 0
+          RETURNING f.cluster_id)
+       SELECT cluster_id FROM hit`,
+      [clusters.map((c) => c.id)],
+    );
+    const lost = new Set(hits.map((h) => Number(h.cluster_id)));
+    for (const c of clusters) answer.set(Number(c.id), lost.has(Number(c.id)) ? { ok: false, error: LOST_CONTACT } : this.healthy(c));
+    return answer;
+  }
+
+  private healthy(cluster: ClusterEntity): DriverObservation {
     return { ok: true, status: cluster.statusBeforeFault ?? cluster.status, version: cluster.observedVersion };
+  }
+
+  private async latency(): Promise<void> {
+    const ms = this.config.SIMULATED_DRIVER_LATENCY_MS;
+    if (ms > 0) await new Promise((r) => setTimeout(r, ms));
   }
 
   /** Decrements one matching fault; true when the step must fail. */

@@ -93,6 +93,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
   private refill = false;
   private stopping = false;
   private looping = false;
+  private lastExpiry = 0;
 
   constructor(
     private readonly config: AppConfig,
@@ -140,6 +141,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.filling = true;
     let started = 0;
     try {
+      await this.expireStale();
       do {
         this.refill = false;
         const free = this.config.WEBHOOK_DELIVERY_CONCURRENCY - this.active;
@@ -193,6 +195,23 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       }
       if (started === 0 || this.active >= this.config.WEBHOOK_DELIVERY_CONCURRENCY) await Promise.race(this.inFlight);
     }
+  }
+
+  /**
+   * Deliveries still PENDING after the delivery window (a subscription disabled meanwhile is never claimed)
+   * become FAILED, at most once a minute, so no event waits forever and retention can remove it.
+   */
+  private async expireStale(): Promise<void> {
+    const now = this.clock.now();
+    if (now.getTime() - this.lastExpiry < 60_000 && now.getTime() >= this.lastExpiry) return;
+    this.lastExpiry = now.getTime();
+    const [, n] = (await this.dataSource.query(
+      `UPDATE webhook_deliveries SET status = 'FAILED', next_attempt_at = NULL, lease_until = NULL,
+              last_error = COALESCE(last_error || '; ', '') || 'not delivered within 24 hours'
+        WHERE status = 'PENDING' AND created_at < $1 AND (lease_until IS NULL OR lease_until <= $2)`,
+      [new Date(now.getTime() - DELIVERY_WINDOW_MS), now],
+    )) as [unknown, number];
+    if (n) this.metrics.webhookDeliveries.inc({ outcome: 'failed' }, n);
   }
 
   private async claim(limit: number, saturated: string[]): Promise<ClaimedDelivery[]> {

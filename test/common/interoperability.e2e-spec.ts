@@ -160,9 +160,19 @@ describe('interoperability with ordinary HTTP clients', () => {
         expect(JSON.stringify(res.body).length).toBeLessThan(16 * 1024);
       }
       const normalMs = Math.min(...normal);
-      // Refusing the keys adds under 100 ms to what the same bytes cost anyway; /health is not held up longer.
-      expect(Math.min(...hostile)).toBeLessThan(100 + normalMs * 2);
-      expect(healthTimes.sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]).toBeLessThan(100 + normalMs * 2);
+      // What no server can avoid: parsing 95,000 keys (measured here, on this machine, under its current load).
+      const parseMs = Math.min(
+        ...[0, 1, 2].map(() => {
+          const s = process.hrtime.bigint();
+          JSON.parse(json);
+          return Number(process.hrtime.bigint() - s) / 1e6;
+        }),
+      );
+      // Refusing the keys adds under 100 ms to what the same bytes and their parsing cost anyway; /health is not
+      // held up longer.
+      const bound = 100 + normalMs * 2 + parseMs * 2;
+      expect(Math.min(...hostile)).toBeLessThan(bound);
+      expect(healthTimes.sort((a, b) => a - b)[Math.floor(healthTimes.length / 2)]).toBeLessThan(bound);
     });
 
     it('refuses very many values and deep nesting before validation; error lists stop at 20', async () => {

@@ -86,4 +86,11 @@ describe('Dockerfile', () => {
     expect(runtime).toMatch(/HEALTHCHECK[\s\S]*\/health'/);
     expect(runtime).toMatch(/NODE_ENV=production/);
   });
+
+  it('starts the service with the same Node.js flags as npm start (package.json config.nodeFlags)', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8'));
+    const flags: string[] = pkg.config.nodeFlags.split(/\s+/).filter(Boolean);
+    expect(pkg.scripts.start).toBe('node $npm_package_config_nodeFlags dist/src/main.js');
+    expect(runtime).toContain(`CMD ${JSON.stringify(['node', ...flags, 'dist/src/main.js'])}`.replace(/","/g, '", "'));
+  });
 });

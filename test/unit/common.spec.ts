@@ -123,6 +123,16 @@ describe('configuration', () => {
     expect(c.DATA_DIR).toBe('./.data');
     expect(c.PAT_DEFAULT_TTL_DAYS).toBe(90);
     expect(c.clusterQuotaDefaults).toEqual({ TRIAL: 1, INDIVIDUAL: 3, BUSINESS: 25, ENTERPRISE: 100 });
+    expect(c).toMatchObject({ RECONCILE_CONCURRENCY: 16, RECONCILE_LEASE_SECONDS: 60, OBSERVE_EVERY_SECONDS: 60, SIMULATED_DRIVER_LATENCY_MS: 0 });
+    expect(loadConfig({ RECONCILE_CONCURRENCY: '256' }).RECONCILE_CONCURRENCY).toBe(256);
+    expect(c).toMatchObject({
+      AUDIT_RETENTION_DAYS: 400,
+      ACTIVITY_RETENTION_DAYS: 90,
+      RESOLVED_ALERT_RETENTION_DAYS: 30,
+      WEBHOOK_EVENT_RETENTION_DAYS: 30,
+      RETENTION_BATCH_SIZE: 5000,
+    });
+    expect(loadConfig({ AUDIT_RETENTION_DAYS: '0', RETENTION_BATCH_SIZE: '1' })).toMatchObject({ AUDIT_RETENTION_DAYS: 0, RETENTION_BATCH_SIZE: 1 });
   });
   it.each([
     ['PORT', 'eighty'],
@@ -132,6 +142,17 @@ describe('configuration', () => {
     ['DATABASE_URL', 'mysql://x'],
     ['CREDENTIALS_ENCRYPTION_KEY', 'short'],
     ['LOG_LEVEL', 'loud'],
+    ['RECONCILE_CONCURRENCY', '0'],
+    ['RECONCILE_CONCURRENCY', '257'],
+    ['RECONCILE_CONCURRENCY', 'many'],
+    ['RECONCILE_LEASE_SECONDS', '1'],
+    ['OBSERVE_EVERY_SECONDS', '0'],
+    ['SIMULATED_DRIVER_LATENCY_MS', '-5'],
+    ['AUDIT_RETENTION_DAYS', '-1'],
+    ['ACTIVITY_RETENTION_DAYS', 'forever'],
+    ['RESOLVED_ALERT_RETENTION_DAYS', '1.5'],
+    ['WEBHOOK_EVENT_RETENTION_DAYS', '-30'],
+    ['RETENTION_BATCH_SIZE', '0'],
   ])('a wrong %s stops start-up naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigValidationError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

@@ -221,6 +221,16 @@ describe('webhooks', () => {
     expect(feed.body.content.some((e: { type: string; message: string }) => e.type === 'WEBHOOK_DISABLED' && /system disabled webhook/.test(e.message))).toBe(true);
     // Disabled: nothing more is queued; a ping is refused; re-enabling clears the reason.
     expect((await admin().post(`${base()}/${sub.identity}/ping`)).status).toBe(409);
+    // Deliveries queued before it was disabled do not wait forever: after 24 h they are FAILED.
+    await t.db.query(
+      `INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
+       SELECT s.id, (SELECT max(id) FROM webhook_events), 'PENDING', $2, $2 FROM webhook_subscriptions s WHERE s.identity = $1`,
+      [sub.identity, t.clock.now()],
+    );
+    t.clock.advance(25 * 3600_000);
+    expect(await worker().drain()).toBe(0);
+    const stale = (await admin().get(`${base()}/${sub.identity}/deliveries?sort=createdAt,desc`)).body.content[0];
+    expect(stale).toMatchObject({ status: 'FAILED', attempts: 0, lastError: 'not delivered within 24 hours' });
     const enabled = await admin().patch(`${base()}/${sub.identity}`).send({ enabled: true });
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null, failingSince: null });
   });

@@ -52,5 +52,5 @@ export class PersonalAccessTokenResponse {
 
 export class MessageStatusResponse {
   @ApiProperty({ example: 'Personal access token revoked' }) message: string;
-  @ApiProperty({ example: 200 }) status: number;
+  @ApiProperty({ type: 'integer', format: 'int32', minimum: 100, maximum: 599, example: 200 }) status: number;
 }

@@ -32,7 +32,7 @@ export class UserResponse {
 }
 
 export class UserSearchQuery extends PageQueryDto {
-  @ApiProperty({ minLength: 3, maxLength: 64, description: 'Username prefix, at least 3 characters' })
+  @ApiProperty({ minLength: 3, maxLength: 64, example: 'adm', description: 'Username prefix, at least 3 characters' })
   @IsString() @Length(3, 64, { message: 'username must be at least 3 characters (a prefix of the username)' })
   username: string;
 }
