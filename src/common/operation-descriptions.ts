@@ -107,7 +107,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   EnvironmentsController_list:
     `The environments of the organisation that are not deleted; \`show-compute\` adds the cpu and memory of their clusters. ${paging('A', ['id', 'name', 'slug', 'type', 'createdAt', 'modifiedAt'])} ${VIEWER}`,
   EnvironmentsController_create:
-    'Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes) and must be unique among the organisation\'s environments; ' +
+    'Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 characters) and must be unique among the organisation\'s environments; ' +
     `a name without letters or digits, or one whose slug is a word reserved in environment paths (such as \`count\`, \`types\`), is 400. ${MEMBER} 409 when the slug is taken.`,
   EnvironmentsController_count: `The number of environments of the organisation that are not deleted. ${VIEWER}`,
   EnvironmentsController_get:
@@ -290,7 +290,7 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
   OrganisationMembersController_memberships:
     `Every organisation the caller is a member of, with the caller's role there. ${paging('B', ['name', 'slug', 'role', 'joinedAt'])} ${ANY_USER}`,
   OrganisationsAdminController_list:
-    `Every organisation of the platform, with its identity, slug, type and member emails. ${paging('A', ['name', 'slug', 'type', 'createdAt'], 'name')} ${PLATFORM_ADMIN}`,
+    `Every organisation of the platform, with its identity, slug, type, VAT code and contact and billing emails. ${paging('A', ['name', 'slug', 'type', 'createdAt'], 'name')} ${PLATFORM_ADMIN}`,
 
   // ---- Audit, activity, webhooks ------------------------------------------------------------------
   AuditEventsController_list:

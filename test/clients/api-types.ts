@@ -576,7 +576,7 @@ export interface paths {
         put?: never;
         /**
          * Create an environment; its slug is derived from the name and unique in the organisation
-         * @description Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes) and must be unique among the organisation's environments; a name without letters or digits, or one whose slug is a word reserved in environment paths (such as `count`, `types`), is 400. Needs the MEMBER role or above in the organisation. 409 when the slug is taken.
+         * @description Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 characters) and must be unique among the organisation's environments; a name without letters or digits, or one whose slug is a word reserved in environment paths (such as `count`, `types`), is 400. Needs the MEMBER role or above in the organisation. 409 when the slug is taken.
          */
         post: operations["EnvironmentsController_create"];
         delete?: never;
@@ -1826,7 +1826,7 @@ export interface paths {
         };
         /**
          * Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt
-         * @description Every organisation of the platform, with its identity, slug, type and member emails. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, type, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         * @description Every organisation of the platform, with its identity, slug, type, VAT code and contact and billing emails. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, type, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
          */
         get: operations["OrganisationsAdminController_list"];
         put?: never;
