@@ -82,8 +82,27 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     )
     .setVersion('1.0.0')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A personal access token or an OIDC access token' }, 'bearer')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'A node join token (node registrations only)' }, 'nodeJoinToken')
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'JWT',
+        description:
+          'A personal access token, or an OIDC access token (a JWT) handled as RFC8725 advises: the signature is checked against ' +
+          "the issuer's published keys (unsigned `alg: none` tokens are refused), and so are the issuer, the audience, expiry and not-before.",
+      },
+      'bearer',
+    )
+    .addBearerAuth(
+      {
+        type: 'http',
+        scheme: 'bearer',
+        bearerFormat: 'opaque',
+        description:
+          'A node join token (node registrations only): an opaque random value stored as a hash, not a JWT, so RFC8725 does not apply.',
+      },
+      'nodeJoinToken',
+    )
     .addSecurityRequirements('token')
     .addSecurityRequirements('bearer');
   return polishOpenApi(SwaggerModule.createDocument(app, builder.build()), publicOperations(app.get(ModulesContainer)));

@@ -87,6 +87,8 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
       // authentication guard (src/auth/request-rate-limits.ts); this limit covers anonymous callers per address.
       allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]) || !!req.headers.authorization,
       keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
+      // RateLimit-Limit / -Remaining / -Reset (the IETF draft names), as the guard sends for credentials.
+      enableDraftSpec: true,
       onExceeded: () => metrics.rateLimitRejections.inc({ kind: 'address' }),
       errorResponseBuilder: (req, context) => {
         const body = buildErrorBody(

@@ -78,6 +78,7 @@ export class ScheduledUpgradesAdminController {
   }
 
   @Patch(':identity')
+  @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOperation({ summary: 'Move the window or change the target of an upgrade that has not started (platform administrators)' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })

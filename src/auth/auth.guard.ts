@@ -4,7 +4,7 @@ import { AuthGuard } from '@nestjs/passport';
 import { createHash, timingSafeEqual } from 'crypto';
 import { AppConfig } from '../config/app-config';
 import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
-import { RequestRateLimits } from './request-rate-limits';
+import { RateLimitState, rateLimitHeaders, RequestRateLimits } from './request-rate-limits';
 
 /** A metrics label for a 401, from its message. */
 function failureReason(message: string): string {
@@ -15,6 +15,12 @@ function failureReason(message: string): string {
   if (/address/i.test(message)) return 'address';
   if (/OIDC|JWT|issuer|audience|signature/i.test(message)) return 'oidc';
   return 'unknown';
+}
+
+/** RateLimit-Limit / -Remaining / -Reset on the reply, when a limit is on (anonymous callers get them from @fastify/rate-limit). */
+function setRateLimitHeaders(reply: { header(name: string, value: string): unknown }, state: RateLimitState | undefined): void {
+  if (!state) return;
+  for (const [name, value] of Object.entries(rateLimitHeaders(state))) reply.header(name, value);
 }
 
 /** The one global guard: authenticates every route not marked @Public(). */
@@ -36,14 +42,17 @@ export class ApiAuthGuard extends AuthGuard('credential') {
       return true;
     }
     await this.limits.assertMayAuthenticate(request.ip);
+    const reply = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
     try {
       await super.canActivate(context);
     } catch (e) {
-      if (e instanceof UnauthorizedException) await this.limits.recordFailure(request.ip, failureReason(e.message));
+      // A 401 carries the state of the address's failed-authentication budget.
+      if (e instanceof UnauthorizedException) setRateLimitHeaders(reply, await this.limits.recordFailure(request.ip, failureReason(e.message)));
       throw e;
     }
     const principal = request.user as Principal;
-    await this.limits.consume(principal);
+    // Every later answer (2xx, 403, 404, ...) carries the state of the principal's budget.
+    setRateLimitHeaders(reply, await this.limits.consume(principal));
     if (principal.token?.type === 'READ_ONLY' && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {
       throw new ForbiddenException('This personal access token is READ_ONLY: it may only read (GET).');
     }

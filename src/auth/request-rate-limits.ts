@@ -4,13 +4,36 @@ import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
 import type { Principal } from './principal';
 
-/** 429 with Retry-After (seconds), in the service's error body. */
+/**
+ * The budget that applied to a request, for the RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset
+ * response headers (IETF draft "RateLimit header fields for HTTP"): the budget's size, what is left of it in
+ * the current window, and the seconds until the window resets.
+ */
+export type RateLimitState = { limit: number; remaining: number; resetSeconds: number };
+
+export function rateLimitHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'ratelimit-limit': String(state.limit),
+    'ratelimit-remaining': String(Math.max(0, state.remaining)),
+    'ratelimit-reset': String(Math.max(0, state.resetSeconds)),
+  };
+}
+
+function stateOf(limiter: RateLimiterMemory, res: RateLimiterRes): RateLimitState {
+  return { limit: limiter.points, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+}
+
+/** 429 with Retry-After (seconds) and the RateLimit headers of the exhausted budget, in the service's error body. */
 export class TooManyRequestsException extends HttpException {
   readonly headers: Record<string, string>;
 
-  constructor(message: string, retryAfterMs: number) {
+  constructor(message: string, retryAfterMs: number, limit?: number) {
     super(message, HttpStatus.TOO_MANY_REQUESTS);
-    this.headers = { 'retry-after': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) };
+    const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
+    this.headers = {
+      'retry-after': String(retryAfter),
+      ...(limit !== undefined ? rateLimitHeaders({ limit, remaining: 0, resetSeconds: retryAfter }) : {}),
+    };
   }
 }
 
@@ -23,6 +46,8 @@ export class TooManyRequestsException extends HttpException {
  * - node registrations (public, authenticated by a node join token) are counted per token, and their failed
  *   tokens per address like any failed authentication.
  * Budgets are kept in memory per replica (`rate-limiter-flexible`), like the anonymous per-address limit.
+ * `consume` and `recordFailure` answer the state of the budget they counted against, which the guard sends
+ * as RateLimit headers; both answer nothing when their limit is off (0).
  */
 @Injectable()
 export class RequestRateLimits {
@@ -70,28 +95,32 @@ export class RequestRateLimits {
       throw new TooManyRequestsException(
         'Too many failed authentications from this address; retry later with a valid credential.',
         state.msBeforeNext,
+        this.failures.points,
       );
     }
   }
 
-  async recordFailure(address: string, reason: string): Promise<void> {
+  async recordFailure(address: string, reason: string): Promise<RateLimitState | undefined> {
     this.metrics.authenticationFailures.inc({ reason });
-    if (!this.failures) return;
-    await this.failures.consume(address).catch(() => undefined);
+    if (!this.failures) return undefined;
+    const failures = this.failures;
+    const res = await failures.consume(address).catch((e: unknown) => (e instanceof RateLimiterRes ? e : undefined));
+    return res ? stateOf(failures, res) : undefined;
   }
 
   /** Counts one request of an authenticated principal; 429 past the budget. */
-  async consume(principal: Principal): Promise<void> {
-    if (!this.perPrincipal) return;
+  async consume(principal: Principal): Promise<RateLimitState | undefined> {
+    if (!this.perPrincipal) return undefined;
     const key = principal.token ? `user:${principal.user.id}:token:${principal.token.id}` : `user:${principal.user.id}:oidc`;
     try {
-      await this.perPrincipal.consume(key);
+      return stateOf(this.perPrincipal, await this.perPrincipal.consume(key));
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
       this.metrics.rateLimitRejections.inc({ kind: 'principal' });
       throw new TooManyRequestsException(
         `Rate limit of ${this.perPrincipal.points} requests per minute exceeded; retry in ${Math.ceil(e.msBeforeNext / 1000)} s.`,
         e.msBeforeNext,
+        this.perPrincipal.points,
       );
     }
   }

@@ -2,11 +2,14 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { getMetadataStorage } from 'class-validator';
 import { IS_PUBLIC } from '../auth/principal';
+import { OPERATION_DESCRIPTIONS } from './operation-descriptions';
 
 /**
  * Finishing touches on the generated OpenAPI document, applied in one place rather than on every
- * controller: declared and ordered tags, one group for platform administration, typed path parameters,
+ * controller: descriptions of operations the code only summarises (operation-descriptions.ts), declared and
+ * ordered tags, one group for platform administration, typed path parameters,
  * `security: []` on public operations, and per-status error examples including 413/415 on operations
  * that take a body.
  */
@@ -46,6 +49,41 @@ const ERROR_TEXT: Record<string, [string, string]> = {
   '503': ['Service Unavailable', 'The database is unreachable; retry shortly'],
 };
 
+/**
+ * RateLimit headers (IETF draft "RateLimit header fields for HTTP"), sent when RATE_LIMIT_PER_MINUTE > 0 on the
+ * answers to requests that were counted: after authentication the principal's budget, on a 401 the address's
+ * failed-authentication budget, for anonymous callers the per-address budget (src/auth/request-rate-limits.ts,
+ * src/http-hardening.ts). Public operations (health, the alert webhook) are not metered this way and do not list them.
+ */
+const COUNT = { type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 };
+const RATE_LIMIT_HEADERS: Record<string, { description: string; schema: Record<string, unknown> }> = {
+  'RateLimit-Limit': { description: 'Requests the budget allows per window (60 s); sent while rate limiting is on', schema: COUNT },
+  'RateLimit-Remaining': { description: 'Requests left in the current window', schema: COUNT },
+  'RateLimit-Reset': { description: 'Seconds until the current window ends and the budget is full again', schema: { ...COUNT, maximum: 60 } },
+  'Retry-After': { description: 'Seconds until a retry can succeed', schema: { ...COUNT, minimum: 1, maximum: 60 } },
+};
+const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
+  ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
+);
+
+/** Public operations that check a credential of their own instead of a user's. */
+const OWN_CREDENTIAL_SCHEMES = {
+  alertWebhookToken: {
+    type: 'http' as const,
+    scheme: 'bearer',
+    description: "The monitoring tenant's alert webhook token (POST .../monitoring/{tenantSlug}/alert-webhook-token issues it)",
+  },
+  alertWebhookTokenHeader: {
+    type: 'apiKey' as const,
+    in: 'header',
+    name: 'X-Alert-Token',
+    description: "The monitoring tenant's alert webhook token, in X-Alert-Token instead of Authorization",
+  },
+};
+const OWN_CREDENTIAL_OPERATIONS: Record<string, Record<string, string[]>[]> = {
+  'post /api/v1/observability/{tenantSlug}/alerts/webhook': [{ alertWebhookToken: [] }, { alertWebhookTokenHeader: [] }],
+};
+
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
 /** Slug path parameters, with the example Swagger UI pre-fills (one coherent set: acme/production/web). */
 const SLUG_EXAMPLES: Record<string, string> = {
@@ -57,7 +95,11 @@ const SLUG_EXAMPLES: Record<string, string> = {
   integrationSlug: 'grafana',
 };
 
+type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
+
 type Operation = {
+  operationId?: string;
+  description?: string;
   tags?: string[];
   parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
   requestBody?: unknown;
@@ -95,6 +137,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     for (const [method, raw] of Object.entries(item as Record<string, Operation>)) {
       if (!raw || typeof raw !== 'object' || !('responses' in raw)) continue;
       const op = raw;
+      // A description written in the code wins; the others come from operation-descriptions.ts.
+      if (!op.description && op.operationId && OPERATION_DESCRIPTIONS[op.operationId]) op.description = OPERATION_DESCRIPTIONS[op.operationId];
       if (path.startsWith('/admin/')) op.tags = ['Platform administration'];
       for (const t of op.tags ?? []) used.add(t);
       for (const p of op.parameters ?? []) {
@@ -128,7 +172,14 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };
       }
       if (op.responses['429']) {
-        op.responses['429'].headers = { 'Retry-After': { description: 'Seconds until a retry can succeed', schema: { type: 'integer', minimum: 0 } } };
+        op.responses['429'].headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+      }
+      if (OWN_CREDENTIAL_OPERATIONS[`${method} ${path}`]) op.security = OWN_CREDENTIAL_OPERATIONS[`${method} ${path}`];
+      // Rate limits apply to every operation that needs a credential (see RATE_LIMIT_HEADERS).
+      if (!publicOps.has(`${method} ${path}`)) {
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (/^[24]/.test(status)) response.headers = { ...(response.headers ?? {}), ...RATE_LIMIT_HEADER_REFS };
+        }
       }
       for (const [status, response] of Object.entries(op.responses)) {
         if (!ERROR_TEXT[status]) continue;
@@ -139,6 +190,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     }
   }
   doc.components ??= {};
+  doc.components.headers = { ...(doc.components.headers ?? {}), ...RATE_LIMIT_HEADERS };
+  doc.components.securitySchemes = { ...(doc.components.securitySchemes ?? {}), ...OWN_CREDENTIAL_SCHEMES };
   doc.components.examples = Object.fromEntries(
     Object.entries(ERROR_TEXT).map(([status, [error, message]]) => [
       `Error${status}`,
@@ -158,6 +211,191 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
   const known = TAGS.filter((t) => used.has(t.name));
   const extra = [...used].filter((t) => !TAGS.some((k) => k.name === t)).sort().map((name) => ({ name, description: name }));
   doc.tags = [...known, ...extra];
-  doc.servers = [{ url: '/', description: 'This service' }];
+  // One server: the deployment that serves this document, whichever environment that is; the API is for outside callers.
+  doc.servers = [
+    { url: '/', description: 'The deployment serving this document (production, staging or local alike)', 'x-internal': false } as never,
+  ];
+  applyBounds(doc);
   return doc;
+}
+
+// ---- Bounds (OWASP API4:2023, unrestricted resource consumption) -------------------------------------------
+
+/** The longest path parameter the router accepts (`maxParamLength` of the Fastify adapter in app.factory.ts). */
+export const MAX_PATH_PARAM_LENGTH = 1000;
+const INT32_MIN = -2147483648;
+const INT32_MAX = 2147483647;
+/** A UUID in its canonical text form. */
+const UUID_LENGTH = 36;
+
+function isType(schema: Schema | undefined, type: string): boolean {
+  return !!schema && (schema.type === type || (Array.isArray(schema.type) && schema.type.includes(type)));
+}
+
+/** Calls `visit` on every schema object under `node` (properties, items, allOf/oneOf/anyOf, additionalProperties). */
+function walkSchemas(node: unknown, visit: (schema: Schema) => void): void {
+  if (Array.isArray(node)) {
+    for (const n of node) walkSchemas(n, visit);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  const schema = node as Schema;
+  if (typeof schema.type === 'string' || Array.isArray(schema.type)) visit(schema);
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'example' || key === 'examples' || key === 'default' || key === 'enum') continue;
+    walkSchemas(value, visit);
+  }
+}
+
+/** Every `#/components/schemas/X` reachable from `node`, following references transitively. */
+function collectSchemaRefs(node: unknown, schemas: Record<string, unknown>, out: Set<string>): void {
+  if (Array.isArray(node)) {
+    for (const n of node) collectSchemaRefs(n, schemas, out);
+    return;
+  }
+  if (!node || typeof node !== 'object') return;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === '$ref' && typeof value === 'string' && value.startsWith('#/components/schemas/')) {
+      const name = value.slice('#/components/schemas/'.length);
+      if (!out.has(name)) {
+        out.add(name);
+        collectSchemaRefs(schemas[name], schemas, out);
+      }
+    } else collectSchemaRefs(value, schemas, out);
+  }
+}
+
+function operationsOf(doc: OpenAPIObject): Operation[] {
+  return Object.values(doc.paths).flatMap((item) =>
+    Object.values(item as Record<string, Operation>).filter((op) => !!op && typeof op === 'object' && 'responses' in op),
+  );
+}
+
+/** Component schemas a client sends: reachable from a request body or a parameter. */
+export function requestSchemaNames(doc: OpenAPIObject): Set<string> {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, unknown>;
+  const out = new Set<string>();
+  for (const op of operationsOf(doc)) {
+    collectSchemaRefs(op.requestBody, schemas, out);
+    collectSchemaRefs(op.parameters, schemas, out);
+  }
+  return out;
+}
+
+/** Component schemas that only describe answers (no request body or parameter reaches them), sorted. */
+export function responseOnlySchemaNames(doc: OpenAPIObject): string[] {
+  const requests = requestSchemaNames(doc);
+  return Object.keys(doc.components?.schemas ?? {})
+    .filter((name) => !requests.has(name))
+    .sort();
+}
+
+type ValidationMeta = { name?: string; propertyName: string; constraints?: unknown[]; each?: boolean };
+type ValidationStorage = {
+  validationMetadatas: Map<new (...args: never[]) => unknown, unknown[]>;
+  getTargetValidationMetadatas(target: unknown, schema: string, always: boolean, strictGroups: boolean): ValidationMeta[];
+};
+
+function setMissing(schema: Schema, key: string, value: unknown): void {
+  if (schema[key] === undefined && value !== undefined && value !== null) schema[key] = value;
+}
+
+/**
+ * Writes the bounds the class-validator decorators of a request DTO enforce (Length, MaxLength, ArrayMaxSize,
+ * Min, Max, IsUUID, IsEmail, Matches) into its schema where the @ApiProperty does not state them, so the document says what the
+ * service checks, in every module, without repeating each bound in two decorators.
+ */
+function applyValidatorBounds(schemas: Record<string, Schema>, requests: Set<string>): void {
+  const storage = getMetadataStorage() as unknown as ValidationStorage;
+  for (const target of storage.validationMetadatas.keys()) {
+    const schema = schemas[target.name];
+    if (!requests.has(target.name) || !schema?.properties) continue;
+    for (const meta of storage.getTargetValidationMetadatas(target, '', true, false)) {
+      const prop = schema.properties[meta.propertyName];
+      if (!prop || !meta.name) continue;
+      const node = meta.each ? (isType(prop, 'array') ? prop.items : undefined) : prop;
+      if (!node || node.$ref) continue;
+      const [a, b] = meta.constraints ?? [];
+      const text = isType(node, 'string');
+      const number = isType(node, 'integer') || isType(node, 'number');
+      switch (meta.name) {
+        case 'maxLength':
+          if (text) setMissing(node, 'maxLength', a);
+          break;
+        case 'isLength':
+          if (text) {
+            setMissing(node, 'maxLength', b);
+            if (typeof a === 'number' && a > 0) setMissing(node, 'minLength', a);
+          }
+          break;
+        case 'isUuid':
+          if (text) setMissing(node, 'maxLength', UUID_LENGTH);
+          break;
+        case 'isEmail':
+          if (text) setMissing(node, 'format', 'email');
+          break;
+        case 'matches':
+          // A pattern with flags (e.g. /i) would be stricter in the document than in the service: left out.
+          if (text && a instanceof RegExp && !a.flags) setMissing(node, 'pattern', a.source);
+          break;
+        case 'arrayMaxSize':
+          if (isType(prop, 'array')) setMissing(prop, 'maxItems', a);
+          break;
+        case 'max':
+          if (number) setMissing(node, 'maximum', a);
+          break;
+        case 'min':
+          if (number) setMissing(node, 'minimum', a);
+          break;
+      }
+    }
+  }
+}
+
+/** int32 when the stated range fits in it, else int64; nothing when no range is stated. */
+function integerFormat(schema: Schema): 'int32' | 'int64' | undefined {
+  const min = schema.minimum as number | undefined;
+  const max = schema.maximum as number | undefined;
+  if (min === undefined || max === undefined) return undefined;
+  return min >= INT32_MIN && max <= INT32_MAX ? 'int32' : 'int64';
+}
+
+/**
+ * Bounds stated from facts rather than guessed:
+ * - request DTOs get the bounds their validators enforce (above);
+ * - a string in UUID format is at most 36 characters;
+ * - a path parameter is at most MAX_PATH_PARAM_LENGTH characters (the router refuses longer ones);
+ * - an integer with a stated range gets the format (int32 or int64) that holds it;
+ * - integers of response-only schemas without a range get the natural range of what the service sends:
+ *   counts and sizes from 0 (int32 when not stated otherwise, int64 keeps int64) up to the format's maximum
+ *   (int64 up to 2^53 - 1, the largest integer a JSON number from this service can carry exactly).
+ */
+function applyBounds(doc: OpenAPIObject): void {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+  const requests = requestSchemaNames(doc);
+  applyValidatorBounds(schemas, requests);
+  const uuidAndIntegers = (schema: Schema) => {
+    if (isType(schema, 'string') && schema.format === 'uuid') setMissing(schema, 'maxLength', UUID_LENGTH);
+    if (isType(schema, 'integer')) setMissing(schema, 'format', integerFormat(schema));
+  };
+  walkSchemas(schemas, uuidAndIntegers);
+  for (const op of operationsOf(doc)) {
+    for (const p of op.parameters ?? []) {
+      const schema = p.schema as Schema | undefined;
+      if (!schema) continue;
+      if (p.in === 'path' && isType(schema, 'string')) setMissing(schema, 'maxLength', MAX_PATH_PARAM_LENGTH);
+      walkSchemas(schema, uuidAndIntegers);
+    }
+    walkSchemas(op.requestBody, uuidAndIntegers);
+    walkSchemas(op.responses, uuidAndIntegers);
+  }
+  const responseOnly = responseOnlySchemaNames(doc);
+  const natural = (schema: Schema) => {
+    if (!isType(schema, 'integer')) return;
+    setMissing(schema, 'format', 'int32');
+    setMissing(schema, 'minimum', 0);
+    setMissing(schema, 'maximum', schema.format === 'int64' ? Number.MAX_SAFE_INTEGER : INT32_MAX);
+  };
+  for (const name of responseOnly) walkSchemas(schemas[name], natural);
+  for (const op of operationsOf(doc)) for (const r of Object.values(op.responses)) walkSchemas(r.content, natural);
 }

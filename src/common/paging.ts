@@ -1,18 +1,22 @@
 import { applyDecorators, Type } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ValidationFailedException } from './errors';
 
 export const MAX_PAGE_SIZE = 500;
 export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_INDEX = 2147483647;
+/** The longest sort entry accepted: far more than any sortable property name with `,desc,ignorecase`. */
+export const MAX_SORT_LENGTH = 100;
 
 const toArray = ({ value }: { value: unknown }) =>
   value === undefined ? undefined : Array.isArray(value) ? value : [value];
 /** Spring Data: a page that is negative or not a number is 0; a size below 1 or not a number is the default. */
 const toPageIndex = ({ value }: { value: unknown }) => {
   const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
-  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  // Spring Data reads the index as an int: one that does not fit means the default page too.
+  return Number.isSafeInteger(n) && n >= 0 && n <= MAX_PAGE_INDEX ? n : undefined;
 };
 const toPageSize = ({ value }: { value: unknown }) => {
   const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
@@ -24,10 +28,12 @@ const SORT_PATTERN = /^[A-Za-z][A-Za-z0-9_.]*(,(asc|desc))?(,ignorecase)?$/i;
 /** Spring Data paging query: ?page=0&size=50&sort=prop,asc[,ignorecase] (sort repeatable). */
 export class PageQueryDto {
   @ApiPropertyOptional({
-    description: 'Zero-based page index; negative or not a number means 0',
+    description: 'Zero-based page index; negative, above 2147483647 or not a number means 0',
     minimum: 0,
+    maximum: MAX_PAGE_INDEX,
     default: 0,
     type: 'integer',
+    format: 'int32',
   })
   @IsOptional() @Transform(toPageIndex) @IsInt()
   page?: number;
@@ -38,6 +44,7 @@ export class PageQueryDto {
     maximum: MAX_PAGE_SIZE,
     default: DEFAULT_PAGE_SIZE,
     type: 'integer',
+    format: 'int32',
   })
   @IsOptional() @Transform(toPageSize) @IsInt()
   size?: number;
@@ -45,10 +52,12 @@ export class PageQueryDto {
   @ApiPropertyOptional({
     description:
       'Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400.',
-    type: [String],
+    type: 'array',
+    items: { type: 'string', maxLength: MAX_SORT_LENGTH, pattern: SORT_PATTERN.source },
     maxItems: 10,
   })
   @IsOptional() @Transform(toArray) @IsArray() @ArrayMaxSize(10) @IsString({ each: true })
+  @MaxLength(MAX_SORT_LENGTH, { each: true, message: `each sort entry must be at most ${MAX_SORT_LENGTH} characters` })
   @Matches(SORT_PATTERN, { each: true, message: 'sort must look like property,asc or property,desc[,ignorecase]' })
   sort?: string[];
 }
@@ -182,7 +191,7 @@ export function ApiPageResponse(model: Type<unknown>, form: SortForm, descriptio
       schema: {
         allOf: [
           { $ref: getSchemaPath(envelope) },
-          { properties: { content: { type: 'array', items: { $ref: getSchemaPath(model) } } } },
+          { properties: { content: { type: 'array', maxItems: MAX_PAGE_SIZE, items: { $ref: getSchemaPath(model) } } } },
         ],
       },
     }),

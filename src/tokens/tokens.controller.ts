@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 import {
@@ -31,6 +31,7 @@ export class TokensController {
   }
 
   @Delete(':token_id')
+  @ApiParam({ name: 'token_id', format: 'uuid', description: 'The identity of the token (not the token itself)' })
   @HttpCode(200)
   @ApiOperation({ summary: "Revoke one of the caller's tokens; it stops working at once" })
   @ApiOkResponse({ type: MessageStatusResponse })

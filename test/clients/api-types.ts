@@ -8,7 +8,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organisation's clusters (optionally those using one maintenance schedule) */
+        /**
+         * List the organisation's clusters (optionally those using one maintenance schedule)
+         * @description Every cluster of the organisation that is not deleted, across its environments. `maintenanceSchedule` (a schedule identity) keeps the clusters that use that schedule; `includeDetails` adds actualState and `show-compute` fills cpu and memory. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["ClustersController_listForOrganisation"];
         put?: never;
         post?: never;
@@ -25,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the clusters using a cloud account */
+        /**
+         * List the clusters using a cloud account
+         * @description The clusters (not deleted) that run on the given cloud account of the organisation, e.g. to see what blocks deleting the account. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the cloud account is not in the organisation.
+         */
         get: operations["ClustersController_listForCloudAccount"];
         put?: never;
         post?: never;
@@ -42,7 +48,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List an environment's clusters (show-compute fills cpu and memory) */
+        /**
+         * List an environment's clusters (show-compute fills cpu and memory)
+         * @description The clusters (not deleted) of one environment. `show-compute` fills cpu and memory from the node pools; `includeDetails` adds actualState. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist in the organisation.
+         */
         get: operations["ClustersController_listForEnvironment"];
         put?: never;
         /**
@@ -63,7 +72,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one cluster */
+        /**
+         * Get one cluster
+         * @description One cluster by environment and cluster slug, with its node pools, addons, network settings and status. `includeDetails` adds actualState (what the provider reports); `show-compute` fills cpu and memory. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment or the cluster does not exist (a deleted cluster is not found).
+         */
         get: operations["ClustersController_get"];
         put?: never;
         post?: never;
@@ -88,7 +100,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a cluster's node pools */
+        /**
+         * List a cluster's node pools
+         * @description Every node pool of the cluster with its node type, size bounds and autoscaling settings, as a plain array. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment or the cluster does not exist.
+         */
         get: operations["NodePoolsController_list"];
         put?: never;
         /**
@@ -110,10 +125,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Replace a node pool (the whole definition) */
+        /**
+         * Replace a node pool (the whole definition)
+         * @description Replaces the node pool's whole definition: fields left out take their defaults rather than keeping their old values (only the name stays when left out). nodeSize must be a node type of the cluster's provider, minSize may not exceed maxSize and the name stays unique in the cluster. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. 404 when the pool is not in the cluster; 409 when the new name is taken or the cluster is being deleted.
+         */
         put: operations["NodePoolsController_update"];
         post?: never;
-        /** Remove a node pool (not the last one) */
+        /**
+         * Remove a node pool (not the last one)
+         * @description Removes the node pool (audited NODE_POOL_DELETED). The last pool may be removed too: a cluster may run without node pools, which are often managed as separate resources. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. 404 when the pool is not in the cluster; 409 while the cluster is being deleted.
+         */
         delete: operations["NodePoolsController_remove"];
         options?: never;
         head?: never;
@@ -127,7 +148,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List all clusters of all organisations (platform administrators only; page form A) */
+        /**
+         * List all clusters of all organisations (platform administrators only; page form A)
+         * @description Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); `includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         */
         get: operations["ClustersAdminController_list"];
         put?: never;
         post?: never;
@@ -144,9 +168,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One cluster of any organisation by identity (the original admin client; actualState included by default) */
+        /**
+         * One cluster of any organisation by identity (the original admin client; actualState included by default)
+         * @description One cluster of any organisation by its identity, as the original admin client reads it: actualState and cpu/memory are included unless `includeDetails=false` or `show-compute=false`. Platform administrators only; everyone else gets 403. 404 when no cluster that is not deleted has this identity (also for a value that is not a UUID).
+         */
         get: operations["ClustersAdminController_get"];
-        /** Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH */
+        /**
+         * Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH
+         * @description Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400). Platform administrators only; everyone else gets 403. 404 when the cluster does not exist; 409 while it is not started or stopped.
+         */
         put: operations["ClustersAdminController_update"];
         post?: never;
         delete?: never;
@@ -262,7 +292,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the monitoring (observability) tenants of the organisation; one per cluster */
+        /**
+         * List the monitoring (observability) tenants of the organisation; one per cluster
+         * @description The monitoring (observability) tenants of the organisation, one per cluster, with the cluster they belong to. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, createdAt, modifiedAt, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["MonitoringController_list"];
         put?: never;
         post?: never;
@@ -279,7 +312,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Count the monitoring tenants of the organisation */
+        /**
+         * Count the monitoring tenants of the organisation
+         * @description The number of monitoring tenants of the organisation (deleted tenants are not counted). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["MonitoringController_count"];
         put?: never;
         post?: never;
@@ -296,7 +332,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read one monitoring tenant */
+        /**
+         * Read one monitoring tenant
+         * @description One monitoring tenant by slug, without its push addresses (GET /observability/{tenantSlug} adds them). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the tenant does not exist in the organisation.
+         */
         get: operations["MonitoringController_get"];
         put?: never;
         post?: never;
@@ -333,7 +372,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the tenant's alerting configuration */
+        /**
+         * Read the tenant's alerting configuration
+         * @description The tenant's alerting configuration: its alert manager file and rule files. Secrets in it (receiver passwords, tokens, webhook URLs) are answered only to MEMBER or above with a token that may write; VIEWERs and READ_ONLY tokens see a placeholder instead. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the tenant does not exist.
+         */
         get: operations["MonitoringController_getAlerting"];
         put?: never;
         /**
@@ -394,7 +436,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alerts of every monitoring tenant of the organisation (firing first) */
+        /**
+         * Alerts of every monitoring tenant of the organisation (firing first)
+         * @description One entry per monitoring tenant of the organisation (by tenant slug) with its cluster, its count of firing alerts and its alerts: firing first, then the newest. Alerts muted by an active silence show as suppressed and are not counted as firing. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["MonitoringController_listAlerts"];
         put?: never;
         post?: never;
@@ -411,7 +456,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Alerts of one monitoring tenant (firing first) */
+        /**
+         * Alerts of one monitoring tenant (firing first)
+         * @description The alerts received for one monitoring tenant: firing alerts first, then by start time, newest first. A firing alert has no endsAt until it resolves. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the tenant does not exist in the organisation.
+         */
         get: operations["MonitoringController_tenantAlerts"];
         put?: never;
         post?: never;
@@ -428,7 +476,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read the environment's alerting configuration */
+        /**
+         * Read the environment's alerting configuration
+         * @description The environment's alerting configuration (alert manager file and rule files), shared by the tenants of its clusters. Secrets are answered only to MEMBER or above with a token that may write; others see a placeholder. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist in the organisation.
+         */
         get: operations["MonitoringController_getEnvironmentAlerting"];
         put?: never;
         /**
@@ -469,7 +520,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organisation's integrations (a plain array; one of type alerting, created disabled) */
+        /**
+         * List the organisation's integrations (a plain array; one of type alerting, created disabled)
+         * @description The integrations of the organisation as a plain array. Today there is one, of type `alerting`; it is created (disabled) the first time it is read. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["IntegrationsController_list"];
         put?: never;
         post?: never;
@@ -486,7 +540,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the dashboard integrations (the API token is never returned) */
+        /**
+         * List the dashboard integrations (the API token is never returned)
+         * @description The dashboard integrations of the organisation with their URL and health status (PENDING until the first check, then CONNECTED or ERROR); the API token given at creation is never answered. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, status, url, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["IntegrationsController_listDashboards"];
         put?: never;
         /**
@@ -510,7 +567,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a dashboard integration */
+        /**
+         * Delete a dashboard integration
+         * @description Deletes the dashboard integration and its stored API token; the slug becomes free again. Needs the ADMIN role or above in the organisation. 404 when no integration has this slug in the organisation.
+         */
         delete: operations["IntegrationsController_deleteDashboard"];
         options?: never;
         head?: never;
@@ -530,7 +590,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Update the organisation's integration (displayName, enabled, config) */
+        /**
+         * Update the organisation's integration (displayName, enabled, config)
+         * @description Changes the display name, enabled flag or config of the organisation's integration; a given `config` replaces the old one whole (string values only, at most 50 keys). `organisationIntegrationIdentity` in the body must equal the identity in the path (400). Changes are audited with secret values redacted. Needs the ADMIN role or above in the organisation. 404 when the integration is not in the organisation.
+         */
         patch: operations["IntegrationsController_update"];
         trace?: never;
     };
@@ -588,7 +651,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED) */
+        /**
+         * Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED)
+         * @description Ends a pending or active silence now: its endsAt becomes the current time and the alerts it muted count as firing again. The silence stays in the list as expired. Needs the MEMBER role or above in the organisation. 404 when the silence is not in the tenant; 409 when it has already expired.
+         */
         delete: operations["SilencesController_expire"];
         options?: never;
         head?: never;
@@ -602,10 +668,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the environments of the organisation (page form A) */
+        /**
+         * List the environments of the organisation (page form A)
+         * @description The environments of the organisation that are not deleted; `show-compute` adds the cpu and memory of their clusters. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, type, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["EnvironmentsController_list"];
         put?: never;
-        /** Create an environment; its slug is derived from the name and unique in the organisation */
+        /**
+         * Create an environment; its slug is derived from the name and unique in the organisation
+         * @description Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 characters) and must be unique among the organisation's environments; a name without letters or digits, or one whose slug is a word reserved in environment paths (such as `count`, `types`), is 400. Needs the MEMBER role or above in the organisation. 409 when the slug is taken.
+         */
         post: operations["EnvironmentsController_create"];
         delete?: never;
         options?: never;
@@ -620,7 +692,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Count the environments of the organisation */
+        /**
+         * Count the environments of the organisation
+         * @description The number of environments of the organisation that are not deleted. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["EnvironmentsController_count"];
         put?: never;
         post?: never;
@@ -637,15 +712,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one environment */
+        /**
+         * Get one environment
+         * @description One environment by slug; `show-compute` adds the cpu and memory of its clusters. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist in the organisation.
+         */
         get: operations["EnvironmentsController_get"];
         put?: never;
         post?: never;
-        /** Delete an environment (refused while it holds clusters that are not deleted) */
+        /**
+         * Delete an environment (refused while it holds clusters that are not deleted)
+         * @description Deletes the environment (soft delete, audited). Refused with 409 while it still holds clusters that are not deleted: delete those first. Needs the MEMBER role or above in the organisation. 404 when the environment does not exist.
+         */
         delete: operations["EnvironmentsController_delete"];
         options?: never;
         head?: never;
-        /** Change name, description, purpose or type; the slug stays */
+        /**
+         * Change name, description, purpose or type; the slug stays
+         * @description Changes the name, description, purpose or type of the environment; only the given fields change. The slug, and so every URL of the environment, stays as created. Needs the MEMBER role or above in the organisation. 404 when the environment does not exist.
+         */
         patch: operations["EnvironmentsController_update"];
         trace?: never;
     };
@@ -656,7 +740,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every organisation member with the kubernetesRole that applies in this environment (the override, else the organisation member's) */
+        /**
+         * Every organisation member with the kubernetesRole that applies in this environment (the override, else the organisation member's)
+         * @description Every member of the organisation with the kubernetesRole that applies in this environment: the environment's override where one is set, else the member's organisation-wide kubernetesRole. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by email, createdAt, kubernetesRole, memberIdentity (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist.
+         */
         get: operations["EnvironmentsController_members"];
         put?: never;
         post?: never;
@@ -675,9 +762,15 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add or change a member's kubernetesRole in this environment (ADMIN: it grants cluster access); answers the environment's member list */
+        /**
+         * Add or change a member's kubernetesRole in this environment (ADMIN: it grants cluster access); answers the environment's member list
+         * @description Sets the member's kubernetesRole in this environment (an override of the organisation-wide role), creating or changing the override; audited. It grants cluster access, hence ADMIN. Only an OWNER may change an OWNER's access (403). Answers the environment's member list. Needs the ADMIN role or above in the organisation. 404 when the environment or the membership does not exist.
+         */
         post: operations["EnvironmentsController_setMember"];
-        /** Remove a member's environment role; the organisation member's kubernetesRole applies again */
+        /**
+         * Remove a member's environment role; the organisation member's kubernetesRole applies again
+         * @description Removes the member's override in this environment; the member's organisation-wide kubernetesRole applies there again. Only an OWNER may change an OWNER's access (403). Needs the ADMIN role or above in the organisation. 404 when the environment or the membership does not exist, or the member has no override here.
+         */
         delete: operations["EnvironmentsController_removeMember"];
         options?: never;
         head?: never;
@@ -691,10 +784,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the cloud accounts of the organisation (page form B), optionally filtered */
+        /**
+         * List the cloud accounts of the organisation (page form B), optionally filtered
+         * @description `display-name` keeps the accounts whose display name contains the text (case-insensitive); `cloud-provider-slug` keeps those of one provider. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by displayName, enabled, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["CloudAccountsController_list"];
         put?: never;
-        /** Create a cloud account from a cloud profile of the catalog */
+        /**
+         * Create a cloud account from a cloud profile of the catalog
+         * @description Creates a cloud account from an enabled cloud profile of the catalog (its identity or slug), which decides the provider. A profile that is unknown, disabled, or of a provider not available to the organisation is 400. The account starts without credentials: add them with the credentials POST of its platform. Needs the ADMIN role or above in the organisation.
+         */
         post: operations["CloudAccountsController_create"];
         delete?: never;
         options?: never;
@@ -709,15 +808,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one cloud account */
+        /**
+         * Get one cloud account
+         * @description One cloud account with its provider, enabled flag and primary credentials (no secrets). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the account is not in the organisation.
+         */
         get: operations["CloudAccountsController_get"];
         put?: never;
         post?: never;
-        /** Delete a cloud account and its credentials; refused while a cluster uses it or one of its clusters was deleted less than 24 hours ago */
+        /**
+         * Delete a cloud account and its credentials; refused while a cluster uses it or one of its clusters was deleted less than 24 hours ago
+         * @description Deletes the cloud account and its credentials. Refused with 409 while a cluster that is not deleted uses it, and for 24 hours after the last of its clusters was deleted (the message says from when it can be deleted). Needs the ADMIN role or above in the organisation. 404 when the account is not in the organisation.
+         */
         delete: operations["CloudAccountsController_delete"];
         options?: never;
         head?: never;
-        /** Change the display name, enable or disable, or choose the primary credentials */
+        /**
+         * Change the display name, enable or disable, or choose the primary credentials
+         * @description Changes the display name or the enabled flag, or makes other credentials of the account primary (`primaryCloudCredentials`, which must be credentials of this account, else 400). Only the given fields change; changes are audited. Needs the ADMIN role or above in the organisation. 404 when the account is not in the organisation.
+         */
         patch: operations["CloudAccountsController_update"];
         trace?: never;
     };
@@ -728,7 +836,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the credentials of a cloud account (page form B); secrets are never shown */
+        /**
+         * List the credentials of a cloud account (page form B); secrets are never shown
+         * @description The credentials of the cloud account: display name, platform (cloudType), isPrimary, metadata and dates; the secret values are never answered. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by displayName, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the account is not in the organisation.
+         */
         get: operations["CloudCredentialsController_list"];
         put?: never;
         post?: never;
@@ -747,7 +858,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_1 credentials (access key id and secret); the first credentials of an account become primary */
+        /**
+         * Add platform_1 credentials (access key id and secret); the first credentials of an account become primary
+         * @description Adds credentials of platform_1 (access key id and secret access key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform1"];
         delete?: never;
         options?: never;
@@ -764,7 +878,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_2 credentials (service principal: clientId, clientSecret, tenantId, subscriptionId); the first credentials of an account become primary */
+        /**
+         * Add platform_2 credentials (service principal: clientId, clientSecret, tenantId, subscriptionId); the first credentials of an account become primary
+         * @description Adds credentials of platform_2 (a service principal: clientId, clientSecret, tenantId and subscriptionId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform2"];
         delete?: never;
         options?: never;
@@ -781,7 +898,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_3 credentials (API token); the first credentials of an account become primary */
+        /**
+         * Add platform_3 credentials (API token); the first credentials of an account become primary
+         * @description Adds credentials of platform_3 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform3"];
         delete?: never;
         options?: never;
@@ -798,7 +918,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_4 credentials (API key and secret); the first credentials of an account become primary */
+        /**
+         * Add platform_4 credentials (API key and secret); the first credentials of an account become primary
+         * @description Adds credentials of platform_4 (an API key and its secret) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform4"];
         delete?: never;
         options?: never;
@@ -815,7 +938,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_5 credentials (service account key (JSON string with client_email and private_key)); the first credentials of an account become primary */
+        /**
+         * Add platform_5 credentials (service account key (JSON string with client_email and private_key)); the first credentials of an account become primary
+         * @description Adds credentials of platform_5 (a service account key: a JSON string holding client_email and private_key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform5"];
         delete?: never;
         options?: never;
@@ -832,7 +958,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_6 credentials (API token); the first credentials of an account become primary */
+        /**
+         * Add platform_6 credentials (API token); the first credentials of an account become primary
+         * @description Adds credentials of platform_6 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform6"];
         delete?: never;
         options?: never;
@@ -849,7 +978,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add platform_7 credentials (applicationKey, applicationSecret, consumerKey, projectId); the first credentials of an account become primary */
+        /**
+         * Add platform_7 credentials (applicationKey, applicationSecret, consumerKey, projectId); the first credentials of an account become primary
+         * @description Adds credentials of platform_7 (applicationKey, applicationSecret, consumerKey and projectId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createPlatform7"];
         delete?: never;
         options?: never;
@@ -866,7 +998,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add byon credentials (no secret); the first credentials of an account become primary */
+        /**
+         * Add byon credentials (no secret); the first credentials of an account become primary
+         * @description Adds credentials of a byon account (bring your own nodes: no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createByon"];
         delete?: never;
         options?: never;
@@ -883,7 +1018,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add none credentials (no secret); the first credentials of an account become primary */
+        /**
+         * Add none credentials (no secret); the first credentials of an account become primary
+         * @description Adds credentials of a `none` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createNone"];
         delete?: never;
         options?: never;
@@ -900,7 +1038,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add empty credentials (no secret); the first credentials of an account become primary */
+        /**
+         * Add empty credentials (no secret); the first credentials of an account become primary
+         * @description Adds credentials of an `empty` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         */
         post: operations["CloudCredentialsController_createEmpty"];
         delete?: never;
         options?: never;
@@ -918,7 +1059,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete credentials; refused while they are primary and the account has clusters. Deleting the primary promotes the newest remaining credentials */
+        /**
+         * Delete credentials; refused while they are primary and the account has clusters. Deleting the primary promotes the newest remaining credentials
+         * @description Deletes the credentials. Refused with 409 while they are the primary credentials of an account that has clusters, or while a cluster uses them. Deleting the primary credentials of an account without clusters makes the newest remaining credentials primary. Needs the ADMIN role or above in the organisation. 404 when the account or the credentials are not found.
+         */
         delete: operations["CloudCredentialsController_delete"];
         options?: never;
         head?: never;
@@ -932,10 +1076,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organisation's maintenance schedules */
+        /**
+         * List the organisation's maintenance schedules
+         * @description Every maintenance schedule of the organisation with its weekly windows, time zone and exclusions, as a plain array. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["MaintenanceController_list"];
         put?: never;
-        /** Create a maintenance schedule (weekly UTC windows that must not overlap) */
+        /**
+         * Create a maintenance schedule (weekly UTC windows that must not overlap)
+         * @description Creates a maintenance schedule: one or more weekly windows (day, start time HH:mm and duration in minutes), which must not overlap each other (400 naming the pair), an IANA time zone (default UTC), and optional exclusions (periods without maintenance). Clusters refer to it by identity; upgrades scheduled for them are placed into its windows. Needs the MEMBER role or above in the organisation.
+         */
         post: operations["MaintenanceController_create"];
         delete?: never;
         options?: never;
@@ -950,15 +1100,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a maintenance schedule */
+        /**
+         * Get a maintenance schedule
+         * @description One maintenance schedule by identity. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the schedule is not in the organisation.
+         */
         get: operations["MaintenanceController_get"];
         put?: never;
         post?: never;
-        /** Delete a maintenance schedule (refused while clusters use it) */
+        /**
+         * Delete a maintenance schedule (refused while clusters use it)
+         * @description Deletes the maintenance schedule. Refused with 409 while clusters use it: move them to another schedule (or none) first. Needs the MEMBER role or above in the organisation. 404 when the schedule is not in the organisation.
+         */
         delete: operations["MaintenanceController_delete"];
         options?: never;
         head?: never;
-        /** Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one) */
+        /**
+         * Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one)
+         * @description Changes the name, windows, time zone or exclusions; each list that is given replaces the old list whole, fields left out stay. The windows must still not overlap (400). Needs the MEMBER role or above in the organisation. 404 when the schedule is not in the organisation.
+         */
         patch: operations["MaintenanceController_update"];
         trace?: never;
     };
@@ -969,7 +1128,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the organisation's scheduled cluster upgrades, optionally by cluster and status */
+        /**
+         * List the organisation's scheduled cluster upgrades, optionally by cluster and status
+         * @description `clusterIdentities` and `statuses` (each repeatable) narrow the list to those clusters and states. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["ScheduledClusterUpgradesController_list"];
         put?: never;
         post?: never;
@@ -986,11 +1148,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a scheduled cluster upgrade */
+        /**
+         * Get a scheduled cluster upgrade
+         * @description One scheduled upgrade of a cluster of the organisation: from and to version, window, status and reason. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when it is not an upgrade of this organisation.
+         */
         get: operations["ScheduledClusterUpgradesController_get"];
         put?: never;
         post?: never;
-        /** Cancel a scheduled cluster upgrade (only while SCHEDULED or SCHEDULED_NOTIFIED) */
+        /**
+         * Cancel a scheduled cluster upgrade (only while SCHEDULED or SCHEDULED_NOTIFIED)
+         * @description Cancels the upgrade (status CANCELLED, audited) and answers it. Only an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED can be cancelled; one that has started or ended is 409. Needs the MEMBER role or above in the organisation. 404 when it is not an upgrade of this organisation.
+         */
         delete: operations["ScheduledClusterUpgradesController_cancel"];
         options?: never;
         head?: never;
@@ -1004,10 +1172,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List scheduled cluster upgrades of every organisation (platform administrators; page form A) */
+        /**
+         * List scheduled cluster upgrades of every organisation (platform administrators; page form A)
+         * @description Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         */
         get: operations["ScheduledUpgradesAdminController_list"];
         put?: never;
-        /** Schedule an upgrade of a cluster in a given window (platform administrators) */
+        /**
+         * Schedule an upgrade of a cluster in a given window (platform administrators)
+         * @description Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs (else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, the window moves into the cluster's first maintenance window starting at or after windowStart. With `fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the administrator who scheduled it; audited. Platform administrators only; everyone else gets 403. 404 when the cluster does not exist; 409 when the cluster already has an open upgrade.
+         */
         post: operations["ScheduledUpgradesAdminController_create"];
         delete?: never;
         options?: never;
@@ -1022,16 +1196,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One scheduled cluster upgrade of any organisation (platform administrators) */
+        /**
+         * One scheduled cluster upgrade of any organisation (platform administrators)
+         * @description One scheduled upgrade of any organisation by identity. Platform administrators only; everyone else gets 403. 400 when the identity is not a UUID; 404 when it does not exist.
+         */
         get: operations["ScheduledUpgradesAdminController_get"];
-        /** Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand) */
+        /**
+         * Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)
+         * @description The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.
+         */
         put: operations["ScheduledUpgradesAdminController_put"];
         post?: never;
-        /** Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does) */
+        /**
+         * Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)
+         * @description Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 when it has started or ended.
+         */
         delete: operations["ScheduledUpgradesAdminController_cancel"];
         options?: never;
         head?: never;
-        /** Move the window or change the target of an upgrade that has not started (platform administrators) */
+        /**
+         * Move the window or change the target of an upgrade that has not started (platform administrators)
+         * @description Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. Audited. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 when it has started or ended.
+         */
         patch: operations["ScheduledUpgradesAdminController_update"];
         trace?: never;
     };
@@ -1042,10 +1228,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the caller's personal access tokens (token values are never shown again) */
+        /**
+         * List the caller's personal access tokens (token values are never shown again)
+         * @description The caller's personal access tokens with name, type (FULL_ACCESS or READ_ONLY), IP restriction, expiry, last use and whether each is still active; the token values are never answered again. Any authenticated user may call it; it is not tied to an organisation.
+         */
         get: operations["TokensController_list"];
         put?: never;
-        /** Provision a personal access token for the caller; `token` holds its value, shown this once */
+        /**
+         * Provision a personal access token for the caller; `token` holds its value, shown this once
+         * @description Creates a personal access token for the caller and answers its value in `token`, this once: only a hash is stored. `type` is FULL_ACCESS (default) or READ_ONLY (GET only). `expireAt` must be in the future and at most a year ahead (default: the configured lifetime); `ipRestriction` is a comma-separated list of addresses or CIDR ranges the token may be used from. Audited, without the value. Any authenticated user may call it; it is not tied to an organisation.
+         */
         post: operations["TokensController_provision"];
         delete?: never;
         options?: never;
@@ -1063,7 +1255,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one of the caller's tokens; it stops working at once */
+        /**
+         * Revoke one of the caller's tokens; it stops working at once
+         * @description Revokes one of the caller's own tokens by its id; requests with it are refused (401) from then on. Revoking a token that is already revoked answers 200 again. Any authenticated user may call it; it is not tied to an organisation. 404 when the caller has no token with this id.
+         */
         delete: operations["TokensController_revoke"];
         options?: never;
         head?: never;
@@ -1079,7 +1274,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a user (platform administrators only) */
+        /**
+         * Add a user (platform administrators only)
+         * @description Creates a user account with username, email and optionally the OIDC subject it signs in with, and whether it may create organisations or is a platform administrator. Platform administrators only; everyone else gets 403. 409 when a user with this email, username or OIDC subject exists.
+         */
         post: operations["UsersController_add"];
         delete?: never;
         options?: never;
@@ -1154,7 +1352,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One cloud provider, by slug (available or not) */
+        /**
+         * One cloud provider, by slug (available or not)
+         * @description One cloud provider by slug, whether it is available or not, with its display name and type. Any authenticated user may call it; it is not tied to an organisation. 404 when no provider has this slug.
+         */
         get: operations["CatalogController_getProvider"];
         put?: never;
         post?: never;
@@ -1171,7 +1372,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The provider's node types (cpu in cores, memory in MiB); sortable by type, cpu, memory */
+        /**
+         * The provider's node types (cpu in cores, memory in MiB); sortable by type, cpu, memory
+         * @description The node types of the provider: cpu in cores and memory in MiB. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by type, cpu, memory (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any authenticated user may call it; it is not tied to an organisation. 404 when no provider has this slug.
+         */
         get: operations["CatalogController_nodeTypes"];
         put?: never;
         post?: never;
@@ -1188,7 +1392,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every cluster version, available or not (see `available`), in ascending semver order */
+        /**
+         * Every cluster version, available or not (see `available`), in ascending semver order
+         * @description Every cluster version of the catalog, available or withdrawn (see `available`), in ascending semantic-version order, as a plain array. New clusters, upgrades and downgrades use available versions only. Any authenticated user may call it; it is not tied to an organisation.
+         */
         get: operations["CatalogController_versions"];
         put?: never;
         post?: never;
@@ -1205,7 +1412,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Versions a cluster on `version` may upgrade to: available newer patches of its minor and available patches of the next minor (no minor skipped) */
+        /**
+         * Versions a cluster on `version` may upgrade to: available newer patches of its minor and available patches of the next minor (no minor skipped)
+         * @description The versions a cluster running `version` may move up to: available newer patches of its minor version, and available patches of the next minor (no minor is skipped). Ascending order; empty when there is none. Any authenticated user may call it; it is not tied to an organisation. 404 when `version` is not a version of the catalog.
+         */
         get: operations["CatalogController_upgrades"];
         put?: never;
         post?: never;
@@ -1222,7 +1432,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Versions a cluster on `version` may downgrade to: available older patches of the same minor */
+        /**
+         * Versions a cluster on `version` may downgrade to: available older patches of the same minor
+         * @description The versions a cluster running `version` may move down to: available older patches of the same minor version. Ascending order; empty when there is none. Any authenticated user may call it; it is not tied to an organisation. 404 when `version` is not a version of the catalog.
+         */
         get: operations["CatalogController_downgrades"];
         put?: never;
         post?: never;
@@ -1239,7 +1452,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Environment types an environment may have */
+        /**
+         * Environment types an environment may have
+         * @description The values an environment's `type` may take, as a plain array of strings. Any authenticated user may call it; it is not tied to an organisation.
+         */
         get: operations["CatalogController_environmentTypes"];
         put?: never;
         post?: never;
@@ -1336,7 +1552,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Update channels and the version each one currently points to; sortable by name, available */
+        /**
+         * Update channels and the version each one currently points to; sortable by name, available
+         * @description The update channels (such as stable) with the version each one points to now; a cluster may follow a channel (its `updateChannel`). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["OrgCatalogController_updateChannels"];
         put?: never;
         post?: never;
@@ -1353,7 +1572,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Environment types an environment of this organisation may have */
+        /**
+         * Environment types an environment of this organisation may have
+         * @description The values the `type` of an environment of this organisation may take, as a plain array of strings. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["OrgCatalogController_environmentTypes"];
         put?: never;
         post?: never;
@@ -1376,7 +1598,10 @@ export interface paths {
          */
         get: operations["ClusterVersionsAdminController_list"];
         put?: never;
-        /** Add a cluster version (audited CLUSTER_VERSION_CREATED) */
+        /**
+         * Add a cluster version (audited CLUSTER_VERSION_CREATED)
+         * @description Adds a cluster version: `version` must be a semantic version (400 otherwise); kubernetesVersion defaults to `v<version>`, available to true. A version that was deleted may be added again. Audited. Platform administrators only; everyone else gets 403. 409 when the version exists (PATCH it instead).
+         */
         post: operations["ClusterVersionsAdminController_create"];
         delete?: never;
         options?: never;
@@ -1391,7 +1616,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The versions new clusters, upgrades and downgrades may use (page form A) */
+        /**
+         * The versions new clusters, upgrades and downgrades may use (page form A)
+         * @description The versions that new clusters, upgrades and downgrades may use (available true), each with clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
+         */
         get: operations["ClusterVersionsAdminController_available"];
         put?: never;
         post?: never;
@@ -1408,7 +1636,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Withdrawn versions (available false), still run by older clusters (page form A) */
+        /**
+         * Withdrawn versions (available false), still run by older clusters (page form A)
+         * @description Withdrawn versions (available false): older clusters may still run them, but nothing new may move to them. Each carries clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
+         */
         get: operations["ClusterVersionsAdminController_history"];
         put?: never;
         post?: never;
@@ -1425,16 +1656,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One cluster version */
+        /**
+         * One cluster version
+         * @description One cluster version of the catalog, available or withdrawn. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         */
         get: operations["ClusterVersionsAdminController_get"];
-        /** Same as PATCH (the original admin client sends PUT {available}) */
+        /**
+         * Same as PATCH (the original admin client sends PUT {available})
+         * @description The same change as PATCH, for the original admin client, which sends PUT `{available}`: only the given fields change. Withdrawing a version an update channel points to is 409. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         */
         put: operations["ClusterVersionsAdminController_replace"];
         post?: never;
-        /** Delete a version no cluster runs or wants, no update channel points to and no open upgrade targets (audited CLUSTER_VERSION_DELETED) */
+        /**
+         * Delete a version no cluster runs or wants, no update channel points to and no open upgrade targets (audited CLUSTER_VERSION_DELETED)
+         * @description Deletes the version from the catalog; the start-up catalog load will not bring it back. Refused with 409 while a cluster that is not deleted runs or wants it, an update channel points to it, or an open scheduled upgrade targets it. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         */
         delete: operations["ClusterVersionsAdminController_remove"];
         options?: never;
         head?: never;
-        /** Make a version available or withdraw it, or change its note (audited CLUSTER_VERSION_UPDATED) */
+        /**
+         * Make a version available or withdraw it, or change its note (audited CLUSTER_VERSION_UPDATED)
+         * @description Makes the version available or withdraws it, or changes its note; only the given fields change. Withdrawing a version that an update channel points to is 409: move the channel first. Withdrawing does not touch the clusters that run it. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         */
         patch: operations["ClusterVersionsAdminController_update"];
         trace?: never;
     };
@@ -1445,10 +1688,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every update channel (page form A, by name) */
+        /**
+         * Every update channel (page form A, by name)
+         * @description Every update channel with the version it points to. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
         get: operations["UpdateChannelsAdminController_list"];
         put?: never;
-        /** Add an update channel pointing to an available version (audited UPDATE_CHANNEL_CREATED) */
+        /**
+         * Add an update channel pointing to an available version (audited UPDATE_CHANNEL_CREATED)
+         * @description Adds an update channel pointing to `kubernetesClusterVersion`, which must be a known and available version (400 otherwise); available defaults to true. Audited. Platform administrators only; everyone else gets 403. 409 when a channel of that name exists (PATCH it instead).
+         */
         post: operations["UpdateChannelsAdminController_create"];
         delete?: never;
         options?: never;
@@ -1469,7 +1718,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Move a channel to another available version, or set its availability (audited UPDATE_CHANNEL_UPDATED) */
+        /**
+         * Move a channel to another available version, or set its availability (audited UPDATE_CHANNEL_UPDATED)
+         * @description Points the channel to another version, which must be known and available (400 otherwise), or sets its availability; only the given fields change. Audited. Platform administrators only; everyone else gets 403. 404 when the channel does not exist.
+         */
         patch: operations["UpdateChannelsAdminController_update"];
         trace?: never;
     };
@@ -1482,7 +1734,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an organisation; the caller becomes its OWNER (needs canCreateOrganisations) */
+        /**
+         * Create an organisation; the caller becomes its OWNER (needs canCreateOrganisations)
+         * @description Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. The caller needs canCreateOrganisations (403 otherwise). `acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number (country prefix, format and check digits); both are 400 otherwise. 409 when an organisation with the derived slug exists.
+         */
         post: operations["OrganisationsController_create"];
         delete?: never;
         options?: never;
@@ -1497,14 +1752,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an organisation (VIEWER) */
+        /**
+         * Read an organisation (VIEWER)
+         * @description The organisation's details: name, slug, type, company and contact details, VAT code and whether it was validated, accepted terms. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A caller who is not a member of the organisation gets 403.
+         */
         get: operations["OrganisationsController_get"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Change an organisation's details (ADMIN); renaming keeps the slug */
+        /**
+         * Change an organisation's details (ADMIN); renaming keeps the slug
+         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). Audited. Needs the ADMIN role or above in the organisation. A caller who is not a member of the organisation gets 403.
+         */
         patch: operations["OrganisationsController_update"];
         trace?: never;
     };
@@ -1535,7 +1796,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The organisation's quotas (VIEWER) */
+        /**
+         * The organisation's quotas (VIEWER)
+         * @description The organisation's quotas: clustersPerCustomer, the most clusters the organisation may have (creating one more is 409). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A caller who is not a member of the organisation gets 403.
+         */
         get: operations["OrganisationsController_quotas"];
         put?: never;
         post?: never;
@@ -1572,7 +1836,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own membership of the organisation */
+        /**
+         * The caller's own membership of the organisation
+         * @description The caller's own membership of the organisation: role, kubernetesRole and when they joined. 404 for a platform administrator who reads the organisation without being a member; a caller who is neither gets 403.
+         */
         get: operations["OrganisationMembersController_me"];
         put?: never;
         post?: never;
@@ -1589,7 +1856,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of the organisation (VIEWER); sortable by username, email, role, kubernetesRole, joinedAt */
+        /**
+         * Members of the organisation (VIEWER); sortable by username, email, role, kubernetesRole, joinedAt
+         * @description The members of the organisation with username, email, role, kubernetesRole and joinedAt. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by username, email, role, kubernetesRole, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["OrganisationMembersController_list"];
         put?: never;
         /**
@@ -1613,7 +1883,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a member (ADMIN; only an OWNER removes an OWNER; the last OWNER stays, 409) */
+        /**
+         * Remove a member (ADMIN; only an OWNER removes an OWNER; the last OWNER stays, 409)
+         * @description Removes a member from the organisation; audited. Only an OWNER may remove an OWNER (403), and the last OWNER cannot be removed (409). Needs the ADMIN role or above in the organisation. 404 when the organisation has no member with this identity.
+         */
         delete: operations["OrganisationMembersController_remove"];
         options?: never;
         head?: never;
@@ -1631,7 +1904,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's memberships across organisations; sortable by name, slug, role, joinedAt */
+        /**
+         * The caller's memberships across organisations; sortable by name, slug, role, joinedAt
+         * @description Every organisation the caller is a member of, with the caller's role there. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, role, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any authenticated user may call it; it is not tied to an organisation.
+         */
         get: operations["OrganisationMembersController_memberships"];
         put?: never;
         post?: never;
@@ -1648,7 +1924,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt */
+        /**
+         * Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt
+         * @description Every organisation of the platform, with its identity, slug, type, VAT code and contact and billing emails. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, type, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
         get: operations["OrganisationsAdminController_list"];
         put?: never;
         post?: never;
@@ -1685,7 +1964,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Audit events of the organisation (VIEWER); oldest first (createdAt ascending) by default; sortable by createdAt, type */
+        /**
+         * Audit events of the organisation (VIEWER); oldest first (createdAt ascending) by default; sortable by createdAt, type
+         * @description The full audit trail of the organisation: who did what to which resource, with the old and new value of each changed field (secrets redacted). Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, type (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt ascending (oldest first). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["AuditEventsController_list"];
         put?: never;
         post?: never;
@@ -1702,7 +1984,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Audit events of one cluster (VIEWER), including those of a deleted cluster with that slug; oldest first (createdAt ascending) by default */
+        /**
+         * Audit events of one cluster (VIEWER), including those of a deleted cluster with that slug; oldest first (createdAt ascending) by default
+         * @description The audit events of one cluster, found by environment and cluster slug; this includes the events of an earlier, deleted cluster that had the same slug. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, type (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt ascending (oldest first). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when no cluster, current or deleted, had this slug in the environment.
+         */
         get: operations["AuditEventsController_forCluster"];
         put?: never;
         post?: never;
@@ -1719,7 +2004,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Activity feed of the organisation (VIEWER); newest first by default; sortable by createdAt, type */
+        /**
+         * Activity feed of the organisation (VIEWER); newest first by default; sortable by createdAt, type
+         * @description The human-readable activity feed of the organisation: one line per notable change (clusters created, upgraded, deleted, members added and the like), with who did it. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, type (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt descending (newest first). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
         get: operations["ActivityController_list"];
         put?: never;
         post?: never;
@@ -1760,11 +2048,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one webhook subscription (ADMIN) */
+        /**
+         * Get one webhook subscription (ADMIN)
+         * @description One webhook subscription: URL, event types, enabled flag and delivery health; the signing secret is never answered here. Needs the ADMIN role or above in the organisation. 404 when the subscription is not in the organisation.
+         */
         get: operations["WebhooksController_get"];
         put?: never;
         post?: never;
-        /** Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED) */
+        /**
+         * Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED)
+         * @description Deletes the webhook subscription and its pending deliveries; nothing more is sent to its URL. Audited. Needs the ADMIN role or above in the organisation. 404 when the subscription is not in the organisation.
+         */
         delete: operations["WebhooksController_remove"];
         options?: never;
         head?: never;
@@ -1822,7 +2116,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Deliveries of a webhook subscription (ADMIN); newest first; sortable by createdAt, status, eventType, attempts */
+        /**
+         * Deliveries of a webhook subscription (ADMIN); newest first; sortable by createdAt, status, eventType, attempts
+         * @description The deliveries of the subscription with status, attempts, last response code and next attempt. A failed attempt is retried after 5 s, 1 min, 5 min, 30 min, 2 h, 5 h and 10 h (at most 8 attempts) before the delivery is FAILED; it can be sent again by hand (redeliver). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, status, eventType, attempts (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt descending (newest first). Needs the ADMIN role or above in the organisation. 404 when the subscription is not in the organisation.
+         */
         get: operations["WebhooksController_deliveries"];
         put?: never;
         post?: never;
@@ -2420,7 +2717,10 @@ export interface components {
             address: string;
             /** @example v1.31.5 */
             kubeletVersion: string;
-            /** @description Cores the node reported (null when it did not) */
+            /**
+             * Format: int32
+             * @description Cores the node reported (null when it did not)
+             */
             cpu: number | null;
             /**
              * Format: int64
@@ -2464,7 +2764,10 @@ export interface components {
             taints: components["schemas"]["NodeTaintDto"][];
             /** @enum {string} */
             provisionStatus: "UNKNOWN" | "ACCEPTED" | "OIDC_PROVISIONED" | "CLUSTER_PROVISIONED" | "INITIAL_NODE_POOLS_PROVISIONED" | "INITIAL_ADDONS_PROVISIONED" | "DONE";
-            /** @description Nodes of the pool: for a bring-your-own-node pool the nodes registered with a join token; for a cloud pool its minSize (the size the platform runs until autoscaling is modelled) */
+            /**
+             * Format: int32
+             * @description Nodes of the pool: for a bring-your-own-node pool the nodes registered with a join token; for a cloud pool its minSize (the size the platform runs until autoscaling is modelled)
+             */
             nodeCount: number;
             /** @description Registered nodes of a bring-your-own-node pool (always empty for cloud pools) */
             nodes: components["schemas"]["NodePoolNodeResponse"][];
@@ -2636,6 +2939,7 @@ export interface components {
             kubeletConfigBase64: string;
         };
         JoinTokensRevokedResponse: {
+            /** Format: int32 */
             revoked: number;
         };
         NodeRegistrationRequest: {
@@ -2659,9 +2963,15 @@ export interface components {
              * @description The node pool the token was issued for; when given it must match the token
              */
             nodePoolIdentity?: string;
-            /** @description Cores of the node (counted in compute) */
+            /**
+             * Format: int32
+             * @description Cores of the node (counted in compute)
+             */
             cpu?: number;
-            /** @description Memory of the node in MiB (counted in compute) */
+            /**
+             * Format: int32
+             * @description Memory of the node in MiB (counted in compute)
+             */
             memory?: number;
         };
         NodeRegistrationResponse: {
@@ -2670,6 +2980,7 @@ export interface components {
             name: string;
             address: string;
             kubeletVersion: string;
+            /** Format: int32 */
             cpu: number | null;
             /** Format: int64 */
             memory: number | null;
@@ -2832,11 +3143,13 @@ export interface components {
              */
             file: string;
             /**
+             * Format: int32
              * @description 1-based line, when the problem has a location
              * @example 3
              */
             line?: number;
             /**
+             * Format: int32
              * @description 1-based column, when the problem has a location
              * @example 5
              */
@@ -2897,7 +3210,10 @@ export interface components {
             clusterSlug: string | null;
             /** @example production */
             environmentSlug: string | null;
-            /** @description Number of alerts currently firing */
+            /**
+             * Format: int32
+             * @description Number of alerts currently firing
+             */
             firing: number;
             alerts: components["schemas"]["TenantAlert"][];
         };
@@ -2964,6 +3280,7 @@ export interface components {
              */
             name: string;
             /**
+             * Format: uri
              * @description http(s) URL without credentials, resolving to public addresses only (outbound policy)
              * @example https://dashboards.example.com
              */
@@ -3018,6 +3335,7 @@ export interface components {
             /** @example 4 */
             version: string;
             groupKey?: string;
+            /** Format: int32 */
             truncatedAlerts?: number;
             /** @enum {string} */
             status: "firing" | "resolved";
@@ -3037,7 +3355,9 @@ export interface components {
         WebhookReceivedResponse: {
             /** @example Received 2 alerts */
             message: string;
+            /** Format: int32 */
             firing: number;
+            /** Format: int32 */
             resolved: number;
         };
         SilenceMatcherDto: {
@@ -3778,7 +4098,10 @@ export interface components {
             status: number;
         };
         AddUserRequest: {
-            /** @example alice@example.com */
+            /**
+             * Format: email
+             * @example alice@example.com
+             */
             email: string;
             /** @example alice */
             username: string;
@@ -3934,7 +4257,10 @@ export interface components {
             agreementSlug: string;
         };
         EmailDto: {
-            /** @example ops@acme.example */
+            /**
+             * Format: email
+             * @example ops@acme.example
+             */
             email: string;
         };
         CreateOrganisationRequest: {
@@ -4382,8 +4708,12 @@ export interface components {
             eventType: string;
             /** @enum {string} */
             status: "PENDING" | "DELIVERED" | "FAILED";
+            /** Format: int32 */
             attempts: number;
-            /** @example 200 */
+            /**
+             * Format: int32
+             * @example 200
+             */
             lastResponseCode: number | null;
             lastError: string | null;
             /** Format: date-time */
@@ -4402,7 +4732,16 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description Requests the budget allows per window (60 s); sent while rate limiting is on */
+        "RateLimit-Limit": number;
+        /** @description Requests left in the current window */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until the current window ends and the budget is full again */
+        "RateLimit-Reset": number;
+        /** @description Seconds until a retry can succeed */
+        "Retry-After": number;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -4410,7 +4749,7 @@ export interface operations {
     ClustersController_listForOrganisation: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -4435,6 +4774,9 @@ export interface operations {
             /** @description Page (form B) of ClusterResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4446,6 +4788,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4455,6 +4800,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4464,6 +4812,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4473,6 +4824,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4482,8 +4836,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4513,7 +4869,7 @@ export interface operations {
     ClustersController_listForCloudAccount: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -4533,6 +4889,9 @@ export interface operations {
             /** @description Page (form B) of ClusterResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4544,6 +4903,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4553,6 +4915,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4562,6 +4927,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4571,6 +4939,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4580,8 +4951,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4611,7 +4984,7 @@ export interface operations {
     ClustersController_listForEnvironment: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -4636,6 +5009,9 @@ export interface operations {
             /** @description Page (form B) of ClusterResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4647,6 +5023,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4656,6 +5035,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4665,6 +5047,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4674,6 +5059,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4683,8 +5071,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4731,6 +5121,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4740,6 +5133,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4749,6 +5145,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4758,6 +5157,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4767,6 +5169,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4776,6 +5181,9 @@ export interface operations {
             /** @description Slug taken in the environment, or the clustersPerCustomer quota is reached */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4785,6 +5193,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4794,6 +5205,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4803,8 +5217,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4854,6 +5270,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4863,6 +5282,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4872,6 +5294,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4881,6 +5306,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4890,6 +5318,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4899,8 +5330,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4945,6 +5378,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4954,6 +5390,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4963,6 +5402,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4972,6 +5414,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4981,6 +5426,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4990,6 +5438,9 @@ export interface operations {
             /** @description Delete protection, or deleting is not allowed from the current status */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4999,8 +5450,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5049,6 +5502,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5058,6 +5514,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5067,6 +5526,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5076,6 +5538,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5085,6 +5550,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5094,6 +5562,9 @@ export interface operations {
             /** @description Transition not allowed from the current status, delete protection, or version change while not started/stopped */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5103,6 +5574,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5112,6 +5586,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5121,8 +5598,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5167,6 +5646,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5176,6 +5658,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5185,6 +5670,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5194,6 +5682,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5203,6 +5694,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5212,8 +5706,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5262,6 +5758,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5271,6 +5770,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5280,6 +5782,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5289,6 +5794,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5298,6 +5806,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5307,6 +5818,9 @@ export interface operations {
             /** @description Name taken in the cluster, or the cluster is being deleted */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5316,6 +5830,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5325,6 +5842,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,8 +5854,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5386,6 +5908,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5395,6 +5920,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5404,6 +5932,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5413,6 +5944,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5422,6 +5956,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5431,6 +5968,9 @@ export interface operations {
             /** @description Name taken in the cluster, or the cluster is being deleted */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5440,6 +5980,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5449,6 +5992,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5458,8 +6004,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5507,6 +6055,9 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5514,6 +6065,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5523,6 +6077,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5532,6 +6089,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5541,6 +6101,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5550,6 +6113,9 @@ export interface operations {
             /** @description The cluster is being deleted */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5559,8 +6125,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5590,7 +6158,7 @@ export interface operations {
     ClustersAdminController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -5612,6 +6180,9 @@ export interface operations {
             /** @description Page (form A) of ClusterResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5623,6 +6194,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5632,6 +6206,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5641,6 +6218,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5650,6 +6230,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5659,8 +6242,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5705,6 +6290,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5714,6 +6302,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5723,6 +6314,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5732,6 +6326,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5741,6 +6338,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5750,8 +6350,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5795,6 +6397,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5804,6 +6409,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5813,6 +6421,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5822,6 +6433,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5831,6 +6445,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5840,6 +6457,9 @@ export interface operations {
             /** @description Version change while the cluster is not started or stopped */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5849,6 +6469,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5858,6 +6481,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5867,8 +6493,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5913,6 +6541,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5922,6 +6553,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5931,6 +6565,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5940,6 +6577,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5949,6 +6589,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5958,6 +6601,9 @@ export interface operations {
             /** @description The cluster has no provisioned control plane yet (provisioning has not passed CLUSTER_PROVISIONED) */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5967,8 +6613,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,6 +6662,9 @@ export interface operations {
             /** @description The kubeconfig */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6023,6 +6674,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6032,6 +6686,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6041,6 +6698,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6050,6 +6710,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6059,6 +6722,9 @@ export interface operations {
             /** @description The cluster has no provisioned control plane yet (provisioning has not passed CLUSTER_PROVISIONED) */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6068,8 +6734,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6116,6 +6784,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6125,6 +6796,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6134,6 +6808,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6143,6 +6820,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6152,6 +6832,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6161,6 +6844,9 @@ export interface operations {
             /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6170,8 +6856,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6218,6 +6906,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6227,6 +6918,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6236,6 +6930,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6245,6 +6942,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6254,6 +6954,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6263,6 +6966,9 @@ export interface operations {
             /** @description Not a bring-your-own-node cluster, or the cluster is being deleted */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6272,8 +6978,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6378,8 +7086,7 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6409,7 +7116,7 @@ export interface operations {
     MonitoringController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -6431,6 +7138,9 @@ export interface operations {
             /** @description Page (form B) of ObservabilityTenant */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6442,6 +7152,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6451,6 +7164,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6460,6 +7176,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6469,6 +7188,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6478,8 +7200,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6523,6 +7247,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6532,6 +7259,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6541,6 +7271,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6550,6 +7283,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6559,6 +7295,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6568,8 +7307,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6615,6 +7356,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6624,6 +7368,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6633,6 +7380,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6642,6 +7392,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6651,6 +7404,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6660,8 +7416,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6707,6 +7465,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6716,6 +7477,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6725,6 +7489,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6734,6 +7501,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6743,6 +7513,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6752,8 +7525,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6799,6 +7574,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6808,6 +7586,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6817,6 +7598,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6826,6 +7610,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6835,6 +7622,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6844,8 +7634,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6895,6 +7687,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6904,6 +7699,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6913,6 +7711,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6922,6 +7723,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6931,6 +7735,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6940,6 +7747,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6949,6 +7759,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6958,8 +7771,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7009,6 +7824,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7018,6 +7836,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7027,6 +7848,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7036,6 +7860,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7045,6 +7872,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7054,6 +7884,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7063,6 +7896,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7072,8 +7908,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7119,6 +7957,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7128,6 +7969,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7137,6 +7981,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7146,6 +7993,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7155,6 +8005,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7164,8 +8017,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7209,6 +8064,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7218,6 +8076,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7227,6 +8088,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7236,6 +8100,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7245,6 +8112,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7254,8 +8124,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7301,6 +8173,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7310,6 +8185,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7319,6 +8197,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7328,6 +8209,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7337,6 +8221,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7346,8 +8233,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7393,6 +8282,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7402,6 +8294,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7411,6 +8306,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7420,6 +8318,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7429,6 +8330,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7438,8 +8342,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7489,6 +8395,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7498,6 +8407,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7507,6 +8419,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7516,6 +8431,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7525,6 +8443,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7534,6 +8455,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7543,6 +8467,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7552,8 +8479,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7599,6 +8528,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7608,6 +8540,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7617,6 +8552,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7626,6 +8564,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7635,6 +8576,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7644,8 +8588,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7689,6 +8635,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7698,6 +8647,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7707,6 +8659,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7716,6 +8671,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7725,6 +8683,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7734,8 +8695,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7765,7 +8728,7 @@ export interface operations {
     IntegrationsController_listDashboards: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -7787,6 +8750,9 @@ export interface operations {
             /** @description Page (form B) of DashboardIntegrationResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7798,6 +8764,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7807,6 +8776,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7816,6 +8788,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7825,6 +8800,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7834,8 +8812,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7883,6 +8863,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7892,6 +8875,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7901,6 +8887,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7910,6 +8899,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7919,6 +8911,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7928,6 +8923,9 @@ export interface operations {
             /** @description A dashboard integration with this slug already exists in the organisation */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7937,6 +8935,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7946,6 +8947,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7955,8 +8959,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8003,6 +9009,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8010,6 +9019,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8019,6 +9031,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8028,6 +9043,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8037,6 +9055,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8046,8 +9067,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8096,6 +9119,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8105,6 +9131,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8114,6 +9143,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8123,6 +9155,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8132,6 +9167,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8141,6 +9179,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8150,6 +9191,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8159,8 +9203,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8259,8 +9305,7 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8303,6 +9348,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8312,6 +9360,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8321,6 +9372,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8330,6 +9384,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8339,6 +9396,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8348,8 +9408,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8396,6 +9458,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8405,6 +9470,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8414,6 +9482,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8423,6 +9494,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8432,6 +9506,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8441,6 +9518,9 @@ export interface operations {
             /** @description The tenant already has 100 silences that are not expired */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8450,6 +9530,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8459,6 +9542,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8468,8 +9554,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8514,6 +9602,9 @@ export interface operations {
             /** @description Expired */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8521,6 +9612,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8530,6 +9624,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8539,6 +9636,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8548,6 +9648,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8557,6 +9660,9 @@ export interface operations {
             /** @description The silence has already expired */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8566,8 +9672,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8597,7 +9705,7 @@ export interface operations {
     EnvironmentsController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -8617,6 +9725,9 @@ export interface operations {
             /** @description Page (form A) of EnvironmentResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8628,6 +9739,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8637,6 +9751,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8646,6 +9763,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8655,6 +9775,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8664,8 +9787,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8709,6 +9834,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8718,6 +9846,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8727,6 +9858,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8736,6 +9870,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8745,6 +9882,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8754,6 +9894,9 @@ export interface operations {
             /** @description An environment with the same slug exists */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8763,6 +9906,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8772,6 +9918,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8781,8 +9930,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8822,6 +9973,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8831,6 +9985,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8840,6 +9997,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8849,6 +10009,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8858,6 +10021,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8867,8 +10033,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8913,6 +10081,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8922,6 +10093,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8931,6 +10105,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8940,6 +10117,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8949,6 +10129,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8958,8 +10141,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9002,6 +10187,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9009,6 +10197,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9018,6 +10209,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9027,6 +10221,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9036,6 +10233,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9045,6 +10245,9 @@ export interface operations {
             /** @description The environment still holds clusters */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9054,8 +10257,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9101,6 +10306,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9110,6 +10318,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9119,6 +10330,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9128,6 +10342,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9137,6 +10354,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9146,6 +10366,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9155,6 +10378,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9164,8 +10390,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9195,7 +10423,7 @@ export interface operations {
     EnvironmentsController_members: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -9215,6 +10443,9 @@ export interface operations {
             /** @description Page (form A) of EnvironmentMemberResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9226,6 +10457,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9235,6 +10469,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,6 +10481,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9253,6 +10493,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9262,8 +10505,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9311,6 +10556,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9320,6 +10568,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9329,6 +10580,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9338,6 +10592,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9347,6 +10604,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9356,6 +10616,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9365,6 +10628,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9374,8 +10640,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9419,6 +10687,9 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9426,6 +10697,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9435,6 +10709,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9444,6 +10721,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9453,6 +10733,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9462,8 +10745,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9493,7 +10778,7 @@ export interface operations {
     CloudAccountsController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -9515,6 +10800,9 @@ export interface operations {
             /** @description Page (form B) of CloudAccountResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9526,6 +10814,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9535,6 +10826,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9544,6 +10838,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9553,6 +10850,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9562,8 +10862,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9607,6 +10909,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9616,6 +10921,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9625,6 +10933,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9634,6 +10945,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9643,6 +10957,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9652,6 +10969,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9661,6 +10981,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9670,8 +10993,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9712,6 +11037,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9721,6 +11049,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9730,6 +11061,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9739,6 +11073,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9748,6 +11085,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9757,8 +11097,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9800,6 +11142,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9807,6 +11152,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9816,6 +11164,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9825,6 +11176,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9834,6 +11188,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9843,6 +11200,9 @@ export interface operations {
             /** @description A cluster uses the account, or used it within the last 24 hours; the message says when deletion becomes possible */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9852,8 +11212,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9898,6 +11260,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9907,6 +11272,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9916,6 +11284,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9925,6 +11296,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9934,6 +11308,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9943,6 +11320,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9952,6 +11332,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9961,8 +11344,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9992,7 +11377,7 @@ export interface operations {
     CloudCredentialsController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -10011,6 +11396,9 @@ export interface operations {
             /** @description Page (form B) of CloudCredentialsResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10022,6 +11410,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10031,6 +11422,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10040,6 +11434,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10049,6 +11446,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10058,8 +11458,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10104,6 +11506,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10113,6 +11518,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10122,6 +11530,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10131,6 +11542,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10140,6 +11554,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10149,6 +11566,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10158,6 +11578,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10167,8 +11590,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10213,6 +11638,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10222,6 +11650,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10231,6 +11662,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10240,6 +11674,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10249,6 +11686,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10258,6 +11698,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10267,6 +11710,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10276,8 +11722,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10322,6 +11770,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10331,6 +11782,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10340,6 +11794,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10349,6 +11806,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10358,6 +11818,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10367,6 +11830,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10376,6 +11842,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10385,8 +11854,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10431,6 +11902,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10440,6 +11914,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10449,6 +11926,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10458,6 +11938,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10467,6 +11950,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10476,6 +11962,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10485,6 +11974,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10494,8 +11986,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10540,6 +12034,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10549,6 +12046,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10558,6 +12058,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10567,6 +12070,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10576,6 +12082,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10585,6 +12094,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10594,6 +12106,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10603,8 +12118,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10649,6 +12166,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10658,6 +12178,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10667,6 +12190,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10676,6 +12202,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10685,6 +12214,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10694,6 +12226,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10703,6 +12238,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10712,8 +12250,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10758,6 +12298,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10767,6 +12310,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10776,6 +12322,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10785,6 +12334,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10794,6 +12346,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10803,6 +12358,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10812,6 +12370,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10821,8 +12382,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10867,6 +12430,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10876,6 +12442,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10885,6 +12454,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10894,6 +12466,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10903,6 +12478,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10912,6 +12490,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10921,6 +12502,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10930,8 +12514,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10976,6 +12562,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10985,6 +12574,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10994,6 +12586,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11003,6 +12598,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11012,6 +12610,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11021,6 +12622,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11030,6 +12634,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11039,8 +12646,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11085,6 +12694,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11094,6 +12706,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11103,6 +12718,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11112,6 +12730,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11121,6 +12742,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11130,6 +12754,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11139,6 +12766,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11148,8 +12778,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11192,6 +12824,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11199,6 +12834,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11208,6 +12846,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11217,6 +12858,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11226,6 +12870,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11235,6 +12882,9 @@ export interface operations {
             /** @description The credentials are primary and the account has clusters, or a cluster uses them */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11244,8 +12894,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11285,6 +12937,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11294,6 +12949,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11303,6 +12961,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11312,6 +12973,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11321,6 +12985,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11330,8 +12997,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11375,6 +13044,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11384,6 +13056,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11393,6 +13068,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11402,6 +13080,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11411,6 +13092,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11420,6 +13104,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11429,6 +13116,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11438,8 +13128,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11480,6 +13172,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11489,6 +13184,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11498,6 +13196,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11507,6 +13208,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11516,6 +13220,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11525,8 +13232,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11568,6 +13277,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11575,6 +13287,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11584,6 +13299,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11593,6 +13311,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11602,6 +13323,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11611,6 +13335,9 @@ export interface operations {
             /** @description Clusters still use the schedule */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11620,8 +13347,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11666,6 +13395,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11675,6 +13407,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11684,6 +13419,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11693,6 +13431,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11702,6 +13443,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11711,6 +13455,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11720,6 +13467,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11729,8 +13479,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11760,7 +13512,7 @@ export interface operations {
     ScheduledClusterUpgradesController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -11782,6 +13534,9 @@ export interface operations {
             /** @description Page (form B) of ScheduledClusterUpgradeResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11793,6 +13548,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11802,6 +13560,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11811,6 +13572,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11820,6 +13584,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11829,8 +13596,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11871,6 +13640,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11880,6 +13652,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11889,6 +13664,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11898,6 +13676,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11907,6 +13688,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11916,8 +13700,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11959,6 +13745,9 @@ export interface operations {
             /** @description The cancelled upgrade */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11968,6 +13757,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11977,6 +13769,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11986,6 +13781,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11995,6 +13793,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12004,6 +13805,9 @@ export interface operations {
             /** @description The upgrade has started or ended and can no longer be cancelled */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12013,8 +13817,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12044,7 +13850,7 @@ export interface operations {
     ScheduledUpgradesAdminController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -12064,6 +13870,9 @@ export interface operations {
             /** @description Page (form A) of ScheduledClusterUpgradeResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12075,6 +13884,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12084,6 +13896,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12093,6 +13908,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12102,6 +13920,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12111,8 +13932,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12154,6 +13977,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12163,6 +13989,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12172,6 +14001,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12181,6 +14013,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12190,6 +14025,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12199,6 +14037,9 @@ export interface operations {
             /** @description The cluster already has an open upgrade */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12208,6 +14049,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12217,6 +14061,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12226,8 +14073,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12267,6 +14116,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12276,6 +14128,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12285,6 +14140,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12294,6 +14152,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12303,6 +14164,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12312,8 +14176,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12357,6 +14223,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12366,6 +14235,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12375,6 +14247,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12384,6 +14259,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12393,6 +14271,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12402,6 +14283,9 @@ export interface operations {
             /** @description A status other than CANCELLED, or cancelling an upgrade that started or ended */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12411,6 +14295,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12420,6 +14307,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12429,8 +14319,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12470,6 +14362,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12479,6 +14374,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12488,6 +14386,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12497,6 +14398,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12506,6 +14410,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12515,6 +14422,9 @@ export interface operations {
             /** @description The upgrade has started or ended */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12524,8 +14434,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12569,6 +14481,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12578,6 +14493,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12587,6 +14505,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12596,6 +14517,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12605,6 +14529,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12614,6 +14541,9 @@ export interface operations {
             /** @description The upgrade has started or ended */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12623,6 +14553,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12632,6 +14565,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12641,8 +14577,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12680,6 +14618,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12689,6 +14630,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12698,6 +14642,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12707,6 +14654,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12716,6 +14666,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12725,8 +14678,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12768,6 +14723,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12777,6 +14735,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12786,6 +14747,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12795,6 +14759,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12804,6 +14771,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12813,6 +14783,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12822,6 +14795,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12831,8 +14807,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12864,6 +14842,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The identity of the token (not the token itself) */
                 token_id: string;
             };
             cookie?: never;
@@ -12872,6 +14851,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12881,6 +14863,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12890,6 +14875,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12899,6 +14887,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12908,6 +14899,9 @@ export interface operations {
             /** @description No token of the caller has this id */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12917,8 +14911,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12960,6 +14956,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12969,6 +14968,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12978,6 +14980,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12987,6 +14992,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12996,6 +15004,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13005,6 +15016,9 @@ export interface operations {
             /** @description A user with this email, username or oidcId exists */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13014,6 +15028,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13023,6 +15040,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13032,8 +15052,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13063,7 +15085,7 @@ export interface operations {
     UsersController_search: {
         parameters: {
             query: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -13081,6 +15103,9 @@ export interface operations {
             /** @description Page (form A) of UserSearchResult */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13092,6 +15117,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13101,6 +15129,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13110,6 +15141,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13119,6 +15153,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13128,8 +15165,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13337,6 +15376,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13346,6 +15388,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13355,6 +15400,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13364,6 +15412,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13373,6 +15424,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13382,8 +15436,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13413,7 +15469,7 @@ export interface operations {
     CatalogController_nodeTypes: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -13431,6 +15487,9 @@ export interface operations {
             /** @description Page (form A) of CloudProviderNodeTypeResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13442,6 +15501,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13451,6 +15513,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13460,6 +15525,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13469,6 +15537,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13478,8 +15549,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13517,6 +15590,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13526,6 +15602,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13535,6 +15614,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13544,6 +15626,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13553,6 +15638,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13562,8 +15650,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13603,6 +15693,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13612,6 +15705,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13621,6 +15717,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13630,6 +15729,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13639,6 +15741,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13648,8 +15753,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13689,6 +15796,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13698,6 +15808,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13707,6 +15820,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13716,6 +15832,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13725,6 +15844,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13734,8 +15856,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13773,6 +15897,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13782,6 +15909,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13791,6 +15921,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13800,6 +15933,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13809,6 +15945,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13818,8 +15957,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13849,7 +15990,7 @@ export interface operations {
     OrgCatalogController_providers: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -13867,6 +16008,9 @@ export interface operations {
             /** @description Page (form A) of CloudProviderResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13878,6 +16022,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13887,6 +16034,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13896,6 +16046,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13905,6 +16058,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13914,8 +16070,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13945,7 +16103,7 @@ export interface operations {
     OrgCatalogController_regions: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -13964,6 +16122,9 @@ export interface operations {
             /** @description Page (form A) of CloudProviderRegionResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13975,6 +16136,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13984,6 +16148,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13993,6 +16160,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14002,6 +16172,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14011,8 +16184,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14042,7 +16217,7 @@ export interface operations {
     OrgCatalogController_zones: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14062,6 +16237,9 @@ export interface operations {
             /** @description Page (form A) of CloudProviderRegionAvailabilityZoneResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14073,6 +16251,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14082,6 +16263,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14091,6 +16275,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14100,6 +16287,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14109,8 +16299,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14140,7 +16332,7 @@ export interface operations {
     OrgCatalogController_cloudProfiles: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14158,6 +16350,9 @@ export interface operations {
             /** @description Page (form B) of CloudProfileResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14169,6 +16364,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14178,6 +16376,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14187,6 +16388,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14196,6 +16400,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14205,8 +16412,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14236,7 +16445,7 @@ export interface operations {
     OrgCatalogController_updateChannels: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14254,6 +16463,9 @@ export interface operations {
             /** @description Page (form B) of UpdateChannelResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14265,6 +16477,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14274,6 +16489,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14283,6 +16501,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14292,6 +16513,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14301,8 +16525,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14342,6 +16568,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14351,6 +16580,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14360,6 +16592,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14369,6 +16604,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14378,6 +16616,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14387,8 +16628,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14418,7 +16661,7 @@ export interface operations {
     ClusterVersionsAdminController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14434,6 +16677,9 @@ export interface operations {
             /** @description Page (form A) of AdminClusterVersionResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14445,6 +16691,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14454,6 +16703,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14463,6 +16715,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14472,6 +16727,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14481,8 +16739,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14524,6 +16784,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14533,6 +16796,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14542,6 +16808,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14551,6 +16820,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14560,6 +16832,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14569,6 +16844,9 @@ export interface operations {
             /** @description The version already exists */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14578,6 +16856,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14587,6 +16868,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14596,8 +16880,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14627,7 +16913,7 @@ export interface operations {
     ClusterVersionsAdminController_available: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14643,6 +16929,9 @@ export interface operations {
             /** @description Page (form A) of AdminClusterVersionResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14654,6 +16943,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14663,6 +16955,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14672,6 +16967,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14681,6 +16979,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14690,8 +16991,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14721,7 +17024,7 @@ export interface operations {
     ClusterVersionsAdminController_history: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -14737,6 +17040,9 @@ export interface operations {
             /** @description Page (form A) of AdminClusterVersionResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14748,6 +17054,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14757,6 +17066,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14766,6 +17078,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14775,6 +17090,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14784,8 +17102,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14825,6 +17145,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14834,6 +17157,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14843,6 +17169,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14852,6 +17181,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14861,6 +17193,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14870,8 +17205,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14915,6 +17252,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14924,6 +17264,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14933,6 +17276,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14942,6 +17288,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14951,6 +17300,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14960,6 +17312,9 @@ export interface operations {
             /** @description Withdrawing a version an update channel points to */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14969,6 +17324,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14978,6 +17336,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14987,8 +17348,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15029,6 +17392,9 @@ export interface operations {
             /** @description Deleted; the start-up catalog load will not bring it back */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15036,6 +17402,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15045,6 +17414,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15054,6 +17426,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15063,6 +17438,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15072,6 +17450,9 @@ export interface operations {
             /** @description A non-deleted cluster runs or wants it, an update channel points to it, or an open scheduled upgrade targets it */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15081,8 +17462,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15126,6 +17509,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15135,6 +17521,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15144,6 +17533,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15153,6 +17545,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15162,6 +17557,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15171,6 +17569,9 @@ export interface operations {
             /** @description Withdrawing a version an update channel points to */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15180,6 +17581,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15189,6 +17593,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15198,8 +17605,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15229,7 +17638,7 @@ export interface operations {
     UpdateChannelsAdminController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -15245,6 +17654,9 @@ export interface operations {
             /** @description Page (form A) of UpdateChannelResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15256,6 +17668,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15265,6 +17680,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15274,6 +17692,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15283,6 +17704,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15292,8 +17716,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15335,6 +17761,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15344,6 +17773,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15353,6 +17785,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15362,6 +17797,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15371,6 +17809,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15380,6 +17821,9 @@ export interface operations {
             /** @description The channel already exists */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15389,6 +17833,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15398,6 +17845,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15407,8 +17857,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15452,6 +17904,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15461,6 +17916,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15470,6 +17928,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15479,6 +17940,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15488,6 +17952,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15497,6 +17964,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15506,6 +17976,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15515,8 +17988,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15558,6 +18033,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15567,6 +18045,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15576,6 +18057,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15585,6 +18069,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15594,6 +18081,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15603,6 +18093,9 @@ export interface operations {
             /** @description An organisation with the slug derived from organisationName exists */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15612,6 +18105,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15621,6 +18117,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15630,8 +18129,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15672,6 +18173,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15681,6 +18185,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15690,6 +18197,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15699,6 +18209,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15708,6 +18221,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15717,8 +18233,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15763,6 +18281,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15772,6 +18293,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15781,6 +18305,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15790,6 +18317,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15799,6 +18329,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15808,6 +18341,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15817,6 +18353,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15826,8 +18365,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15869,6 +18410,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -15876,6 +18420,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15885,6 +18432,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15894,6 +18444,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15903,6 +18456,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15912,6 +18468,9 @@ export interface operations {
             /** @description The organisation still has cloud accounts, clusters or monitoring tenants */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15921,8 +18480,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15963,6 +18524,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15972,6 +18536,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15981,6 +18548,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15990,6 +18560,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15999,6 +18572,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16008,8 +18584,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16050,6 +18628,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16059,6 +18640,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16068,6 +18652,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16077,6 +18664,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16086,6 +18676,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16095,8 +18688,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16137,6 +18732,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16146,6 +18744,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16155,6 +18756,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16164,6 +18768,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16173,6 +18780,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16182,8 +18792,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16213,7 +18825,7 @@ export interface operations {
     OrganisationMembersController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -16232,6 +18844,9 @@ export interface operations {
             /** @description Page (form A) of OrganisationMemberResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16243,6 +18858,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16252,6 +18870,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16261,6 +18882,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16270,6 +18894,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16279,8 +18906,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16326,6 +18955,9 @@ export interface operations {
             /** @description Added; no body */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -16333,6 +18965,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16342,6 +18977,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16351,6 +18989,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16360,6 +19001,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16369,6 +19013,9 @@ export interface operations {
             /** @description The user is already a member */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16378,6 +19025,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16387,6 +19037,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16396,8 +19049,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16441,6 +19096,9 @@ export interface operations {
             /** @description Removed */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -16448,6 +19106,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16457,6 +19118,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16466,6 +19130,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16475,6 +19142,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16484,6 +19154,9 @@ export interface operations {
             /** @description The member is the last OWNER */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16493,8 +19166,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16541,6 +19216,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16550,6 +19228,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16559,6 +19240,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16568,6 +19252,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16577,6 +19264,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16586,6 +19276,9 @@ export interface operations {
             /** @description The member is the last OWNER */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16595,6 +19288,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16604,6 +19300,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16613,8 +19312,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16644,7 +19345,7 @@ export interface operations {
     OrganisationMembersController_memberships: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -16660,6 +19361,9 @@ export interface operations {
             /** @description Page (form A) of OrganisationMembershipResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16671,6 +19375,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16680,6 +19387,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16689,6 +19399,9 @@ export interface operations {
             /** @description The role or token type does not allow this operation */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16698,6 +19411,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16707,8 +19423,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16738,7 +19456,7 @@ export interface operations {
     OrganisationsAdminController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -16754,6 +19472,9 @@ export interface operations {
             /** @description Page (form A) of OrganisationResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16765,6 +19486,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16774,6 +19498,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16783,6 +19510,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16792,6 +19522,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16801,8 +19534,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16842,6 +19577,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16851,6 +19589,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16860,6 +19601,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16869,6 +19613,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16878,6 +19625,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16887,8 +19637,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16918,7 +19670,7 @@ export interface operations {
     AuditEventsController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -16936,6 +19688,9 @@ export interface operations {
             /** @description Page (form B) of AuditEventResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16947,6 +19702,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16956,6 +19714,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16965,6 +19726,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16974,6 +19738,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16983,8 +19750,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17014,7 +19783,7 @@ export interface operations {
     AuditEventsController_forCluster: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -17035,6 +19804,9 @@ export interface operations {
             /** @description Page (form B) of ClusterAuditEventResponse */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17046,6 +19818,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17055,6 +19830,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17064,6 +19842,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17073,6 +19854,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17082,8 +19866,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17113,7 +19899,7 @@ export interface operations {
     ActivityController_list: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -17131,6 +19917,9 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17142,6 +19931,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17151,6 +19943,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17160,6 +19955,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17169,6 +19967,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17178,8 +19979,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17220,6 +20023,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17229,6 +20035,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17238,6 +20047,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17247,6 +20059,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17256,6 +20071,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17265,8 +20083,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17311,6 +20131,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17320,6 +20143,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17329,6 +20155,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17338,6 +20167,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17347,6 +20179,9 @@ export interface operations {
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17356,6 +20191,9 @@ export interface operations {
             /** @description The organisation already has 25 webhooks */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17365,6 +20203,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17374,6 +20215,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17383,8 +20227,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17426,6 +20272,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17435,6 +20284,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17444,6 +20296,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17453,6 +20308,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17462,6 +20320,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17471,8 +20332,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17515,6 +20378,9 @@ export interface operations {
             /** @description Deleted */
             204: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -17522,6 +20388,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17531,6 +20400,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17540,6 +20412,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17549,6 +20424,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17558,8 +20436,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17605,6 +20485,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17614,6 +20497,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17623,6 +20509,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17632,6 +20521,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17641,6 +20533,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17650,6 +20545,9 @@ export interface operations {
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17659,6 +20557,9 @@ export interface operations {
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17668,8 +20569,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17711,6 +20614,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17720,6 +20626,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17729,6 +20638,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17738,6 +20650,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17747,6 +20662,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17756,8 +20674,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17799,6 +20719,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17808,6 +20731,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17817,6 +20743,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17826,6 +20755,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17835,6 +20767,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17844,6 +20779,9 @@ export interface operations {
             /** @description The subscription is disabled */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17853,8 +20791,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17884,7 +20824,7 @@ export interface operations {
     WebhooksController_deliveries: {
         parameters: {
             query?: {
-                /** @description Zero-based page index; negative or not a number means 0 */
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
@@ -17904,6 +20844,9 @@ export interface operations {
             /** @description OK */
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17915,6 +20858,9 @@ export interface operations {
             /** @description Invalid request; `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17924,6 +20870,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17933,6 +20882,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17942,6 +20894,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17951,8 +20906,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17995,6 +20952,9 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18004,6 +20964,9 @@ export interface operations {
             /** @description Invalid request (path, query or body); `errors` names each field */
             400: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18013,6 +20976,9 @@ export interface operations {
             /** @description Missing, unknown, revoked or expired credential */
             401: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18022,6 +20988,9 @@ export interface operations {
             /** @description Not a member of the organisation, or the role does not allow it */
             403: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18031,6 +21000,9 @@ export interface operations {
             /** @description Resource not found */
             404: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18040,6 +21012,9 @@ export interface operations {
             /** @description The delivery is still pending, or the subscription is disabled */
             409: {
                 headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18049,8 +21024,10 @@ export interface operations {
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
-                    /** @description Seconds until a retry can succeed */
-                    "Retry-After"?: number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {

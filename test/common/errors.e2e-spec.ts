@@ -57,7 +57,8 @@ describe('error bodies', () => {
     expect(ready.body.status).toBe('ok');
     const docs = await t.http().get('/v3/api-docs');
     expect(docs.status).toBe(200);
-    expect(Object.keys(docs.body.components.securitySchemes).sort()).toEqual(['bearer', 'nodeJoinToken', 'token']);
+    // User credentials, the alert webhook's own tenant token (Authorization: Bearer or X-Alert-Token), and node join tokens.
+    expect(Object.keys(docs.body.components.securitySchemes).sort()).toEqual(['alertWebhookToken', 'alertWebhookTokenHeader', 'bearer', 'nodeJoinToken', 'token']);
     const ui = await t.http().get('/swagger-ui/');
     expect([200, 301, 302]).toContain(ui.status);
   });

@@ -54,8 +54,31 @@ describe('operability', () => {
     expect(last!.status).toBe(429);
     expectErrorBody(last!.body, 429);
     expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+    expect(last!.headers['ratelimit-limit']).toBe('30');
+    expect(last!.headers['ratelimit-remaining']).toBe('0');
     // Another credential is counted separately.
     await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
+  });
+
+  it('sends RateLimit-Limit, -Remaining and -Reset on authenticated and anonymous responses', async () => {
+    const user = await t.createUser('ratelimit-headers');
+    const first = await t.as(user.token).get('/sts/v1/personal-access-tokens').expect(200);
+    expect(first.headers['ratelimit-limit']).toBe('30');
+    expect(first.headers['ratelimit-remaining']).toBe('29');
+    expect(Number(first.headers['ratelimit-reset'])).toBeGreaterThan(0);
+    expect(Number(first.headers['ratelimit-reset'])).toBeLessThanOrEqual(60);
+    const second = await t.as(user.token).get('/api/v1/memberships').expect(200);
+    expect(second.headers['ratelimit-remaining']).toBe('28');
+    // Errors after authentication carry the principal's budget too.
+    const missing = await t.as(user.token).get('/api/v1/orgs/no-such-organisation/clusters');
+    expect(missing.status).toBe(403);
+    expect(missing.headers['ratelimit-remaining']).toBe('27');
+    // A 401 carries the address's failed-authentication budget (AUTH_FAILURE_LIMIT_PER_MINUTE), the one it counts against.
+    const anonymous = await t.http().get('/api/v1/memberships');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['ratelimit-limit']).toBe('5');
+    expect(Number(anonymous.headers['ratelimit-remaining'])).toBeLessThan(5);
+    expect(Number(anonymous.headers['ratelimit-reset'])).toBeGreaterThan(0);
   });
 
   it('counts every spelling of one credential in one budget', async () => {

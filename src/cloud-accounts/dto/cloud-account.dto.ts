@@ -42,7 +42,7 @@ export class CloudAccountListQuery extends PageQueryDto {
   @IsOptional() @IsString() @MaxLength(64)
   'display-name'?: string;
 
-  @ApiPropertyOptional({ name: 'cloud-provider-slug', description: 'Slug (or type value) of the cloud provider', example: 'platform_1' })
+  @ApiPropertyOptional({ name: 'cloud-provider-slug', description: 'Slug (or type value) of the cloud provider', example: 'platform_1', maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   'cloud-provider-slug'?: string;
 }

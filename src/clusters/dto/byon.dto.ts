@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsIP, IsOptional, IsString, IsUUID, Length, Matches, Max, Min } from 'class-validator';
+import { IsInt, IsIP, IsOptional, IsString, IsUUID, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 
 /** NodeJoinConfigVersions of the original client. */
 export class NodeJoinConfigVersionsDto {
@@ -42,8 +42,8 @@ export class NodeRegistrationRequest {
   @IsString() @Length(1, 253) @Matches(NODE_NAME, { message: 'name must be a lowercase DNS-1123 subdomain (letters, digits, - and .)' })
   name: string;
 
-  @ApiProperty({ example: '10.20.0.11', description: 'IPv4 or IPv6 address of the node' })
-  @IsString() @IsIP(undefined, { message: 'address must be an IPv4 or IPv6 address' })
+  @ApiProperty({ example: '10.20.0.11', maxLength: 45, description: 'IPv4 or IPv6 address of the node' })
+  @IsString() @MaxLength(45) @IsIP(undefined, { message: 'address must be an IPv4 or IPv6 address' })
   address: string;
 
   @ApiProperty({ example: 'v1.31.5', description: 'What `kubelet --version` reports' })

@@ -1,7 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches, ValidateBy, ValidateNested, ValidationArguments } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateBy, ValidateNested, ValidationArguments } from 'class-validator';
+import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import {
   EXCLUSION_HORIZON_DAYS,
   EXCLUSION_SCOPES,
@@ -65,18 +66,24 @@ export class MaintenanceExclusionRequest {
   @Matches(/\S/, { message: 'name must not be blank' })
   name: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-12-20T00:00:00Z', description: 'ISO 8601 date-time with a time zone; the exclusion starts here (inclusive)' })
-  @IsDateTime()
+  @ApiProperty({
+    format: 'date-time',
+    maxLength: MAX_DATE_TIME_LENGTH,
+    example: '2026-12-20T00:00:00Z',
+    description: 'ISO 8601 date-time with a time zone; the exclusion starts here (inclusive)',
+  })
+  @MaxLength(MAX_DATE_TIME_LENGTH) @IsDateTime()
   startsAt: string;
 
   @ApiProperty({
     format: 'date-time',
+    maxLength: MAX_DATE_TIME_LENGTH,
     example: '2027-01-04T00:00:00Z',
     description:
       `ISO 8601 date-time with a time zone; the exclusion ends here (exclusive). After startsAt, at most ${MAX_EXCLUSION_DAYS} days ` +
       `after it, in the future and at most ${EXCLUSION_HORIZON_DAYS} days from now`,
   })
-  @IsDateTime() @IsExclusionEnd()
+  @MaxLength(MAX_DATE_TIME_LENGTH) @IsDateTime() @IsExclusionEnd()
   endsAt: string;
 
   @ApiProperty({

@@ -63,8 +63,8 @@ export class MaintenanceWindowRequest {
   @IsIn(WEEKDAYS as unknown as string[], { message: 'day must be one of MONDAY..SUNDAY or mon..sun (any case)' })
   day: string;
 
-  @ApiProperty({ example: '02:00', pattern: START_TIME_PATTERN.source, description: 'HH:mm in UTC' })
-  @IsString() @Matches(START_TIME_PATTERN, { message: 'startTime must be HH:mm (00:00 to 23:59, UTC)' })
+  @ApiProperty({ example: '02:00', pattern: START_TIME_PATTERN.source, maxLength: 5, description: 'HH:mm in UTC' })
+  @IsString() @MaxLength(5) @Matches(START_TIME_PATTERN, { message: 'startTime must be HH:mm (00:00 to 23:59, UTC)' })
   startTime: string;
 
   @ApiProperty({ type: 'integer', format: 'int32', minimum: MIN_WINDOW_DURATION, maximum: MAX_WINDOW_DURATION, example: 120, description: 'Minutes' })

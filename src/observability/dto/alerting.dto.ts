@@ -20,7 +20,8 @@ export class AlertingConfigurationRequest {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string' },
+    additionalProperties: { type: 'string', maxLength: ALERTING_MAX_FILE_BYTES },
+    maxProperties: ALERTING_MAX_FILES,
     description: `Rule files (YAML with \`groups\`: list of {name, rules: list of {alert|record, expr}}). ${FILES_DESCRIPTION}`,
     example: { 'node.yaml': 'groups:\n  - name: node\n    rules:\n      - alert: NodeDown\n        expr: up == 0\n' },
   })
@@ -29,7 +30,8 @@ export class AlertingConfigurationRequest {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string' },
+    additionalProperties: { type: 'string', maxLength: ALERTING_MAX_FILE_BYTES },
+    maxProperties: ALERTING_MAX_FILES,
     description: `Notification template files (non-empty text). ${FILES_DESCRIPTION}`,
     example: { 'default.tmpl': '{{ define "title" }}{{ .CommonLabels.alertname }}{{ end }}' },
   })

@@ -9,10 +9,12 @@ import {
   IsOptional,
   IsString,
   Length,
+  Max,
   MaxLength,
   Min,
   ValidateNested,
 } from 'class-validator';
+import { boundedStringMapSchema, IsBoundedStringMap } from '../../common/bounds';
 import { TENANT_ALERT_STATUSES } from '../tenant-alert.entity';
 
 export const WEBHOOK_MAX_ALERTS = 1000;
@@ -22,18 +24,25 @@ const stringMap = {
   additionalProperties: { type: 'string' },
 } as const;
 
+/** Labels and annotations as the alert manager sends them: bounded, far above what real alerts carry. */
+export const ALERT_MAP_MAX_ENTRIES = 128;
+export const ALERT_MAP_MAX_KEY = 256;
+export const ALERT_MAP_MAX_VALUE = 16384;
+const alertMap = boundedStringMapSchema(ALERT_MAP_MAX_ENTRIES, ALERT_MAP_MAX_VALUE);
+const IsAlertMap = () => IsBoundedStringMap(ALERT_MAP_MAX_ENTRIES, ALERT_MAP_MAX_KEY, ALERT_MAP_MAX_VALUE);
+
 /** One alert of the alert-manager webhook payload. */
 export class WebhookAlertDto {
   @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
   status: 'firing' | 'resolved';
 
-  @ApiProperty({ ...stringMap, example: { alertname: 'NodeDown', severity: 'critical' } }) @IsObject()
+  @ApiProperty({ ...alertMap, example: { alertname: 'NodeDown', severity: 'critical' } }) @IsObject() @IsAlertMap()
   labels: Record<string, string>;
 
-  @ApiPropertyOptional({ ...stringMap, example: { summary: 'Node is down' } }) @IsOptional() @IsObject()
+  @ApiPropertyOptional({ ...alertMap, example: { summary: 'Node is down' } }) @IsOptional() @IsObject() @IsAlertMap()
   annotations?: Record<string, string>;
 
-  @ApiProperty({ format: 'date-time' }) @IsString() @MaxLength(64)
+  @ApiProperty({ format: 'date-time', maxLength: 64 }) @IsString() @MaxLength(64)
   startsAt: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: '0001-01-01T00:00:00Z (the zero time) means not ended' })
@@ -44,7 +53,7 @@ export class WebhookAlertDto {
   @IsOptional() @IsString() @Length(1, 128)
   fingerprint?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  @ApiPropertyOptional({ maxLength: 4096 }) @IsOptional() @IsString() @MaxLength(4096)
   generatorURL?: string;
 }
 
@@ -54,17 +63,17 @@ export class AlertManagerWebhookDto {
   version: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
   groupKey?: string;
-  @ApiPropertyOptional({ type: 'integer' }) @IsOptional() @IsInt() @Min(0)
+  @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 }) @IsOptional() @IsInt() @Min(0) @Max(2147483647)
   truncatedAlerts?: number;
   @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
   status: 'firing' | 'resolved';
   @ApiProperty() @IsString() @MaxLength(255)
   receiver: string;
-  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
   groupLabels?: Record<string, string>;
-  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
   commonLabels?: Record<string, string>;
-  @ApiPropertyOptional(stringMap) @IsOptional() @IsObject()
+  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
   commonAnnotations?: Record<string, string>;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
   externalURL?: string;

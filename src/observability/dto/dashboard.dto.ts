@@ -18,6 +18,7 @@ export class CreateDashboardIntegrationRequest {
 
   @ApiProperty({
     maxLength: OUTBOUND_MAX_URL_LENGTH,
+    format: 'uri',
     example: 'https://dashboards.example.com',
     description: 'http(s) URL without credentials, resolving to public addresses only (outbound policy)',
   })

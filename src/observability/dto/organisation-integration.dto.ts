@@ -20,7 +20,8 @@ export class UpdateOrganisationIntegrationRequest {
 
   @ApiPropertyOptional({
     type: 'object',
-    additionalProperties: { type: 'string' },
+    additionalProperties: { type: 'string', maxLength: INTEGRATION_CONFIG_MAX_VALUE },
+    maxProperties: INTEGRATION_CONFIG_MAX_KEYS,
     description: `String map replacing the configuration; at most ${INTEGRATION_CONFIG_MAX_KEYS} keys of up to ${INTEGRATION_CONFIG_MAX_KEY} characters, values up to ${INTEGRATION_CONFIG_MAX_VALUE}`,
   })
   @IsOptional() @IsObject()

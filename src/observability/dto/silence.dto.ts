@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsISO8601, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import { SILENCE_STATES } from '../silence-rules';
 
 export const MAX_SILENCE_MATCHERS = 20;
@@ -28,12 +29,12 @@ export class CreateSilenceRequest {
   @ValidateNested({ each: true }) @Type(() => SilenceMatcherDto)
   matchers: SilenceMatcherDto[];
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:00:00Z' })
-  @IsISO8601({ strict: true }, { message: 'startsAt must be an ISO 8601 date-time' })
+  @ApiProperty({ format: 'date-time', maxLength: MAX_DATE_TIME_LENGTH, example: '2026-11-23T10:00:00Z' })
+  @MaxLength(MAX_DATE_TIME_LENGTH) @IsISO8601({ strict: true }, { message: 'startsAt must be an ISO 8601 date-time' })
   startsAt: string;
 
-  @ApiProperty({ format: 'date-time', example: '2026-11-23T12:00:00Z', description: 'After startsAt and in the future' })
-  @IsISO8601({ strict: true }, { message: 'endsAt must be an ISO 8601 date-time' })
+  @ApiProperty({ format: 'date-time', maxLength: MAX_DATE_TIME_LENGTH, example: '2026-11-23T12:00:00Z', description: 'After startsAt and in the future' })
+  @MaxLength(MAX_DATE_TIME_LENGTH) @IsISO8601({ strict: true }, { message: 'endsAt must be an ISO 8601 date-time' })
   endsAt: string;
 
   @ApiProperty({ example: 'Planned maintenance of the storage nodes', minLength: 1, maxLength: 1000 })

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsDateString, IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
+import { IsDateString, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
+import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import { PAT_TYPES, PatType } from '../personal-access-token.entity';
 
 export class PersonalAccessTokenTypeDto {
@@ -28,9 +29,10 @@ export class ProvisionPersonalAccessTokenRequest {
 
   @ApiPropertyOptional({
     format: 'date-time',
+    maxLength: MAX_DATE_TIME_LENGTH,
     description: 'Expiry, in the future and at most one year ahead; defaults to PAT_DEFAULT_TTL_DAYS (90) days',
   })
-  @IsOptional() @IsDateString({ strict: true })
+  @IsOptional() @MaxLength(MAX_DATE_TIME_LENGTH) @IsDateString({ strict: true })
   expireAt?: string;
 }
 
