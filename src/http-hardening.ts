@@ -43,6 +43,16 @@ export function bodyShapeViolation(value: unknown, limits = BODY_SHAPE_LIMITS): 
 }
 
 const UNMETERED = new Set(['/health', '/health/ready', '/metrics']);
+/**
+ * Public routes that take their own token (the alert webhook's tenant token, a node join token): the
+ * authentication guard does not meter them, so they stay under the per-address limit even with an
+ * Authorization header (else a caller could flood them with made-up tokens).
+ */
+const PUBLIC_WITH_OWN_TOKEN = [/^\/api\/v1\/observability\/[^/]+\/alerts\/webhook\/?$/, /^\/api\/v1\/node-registrations\/?$/];
+const meteredByGuard = (req: FastifyRequest) => {
+  const path = req.url.split('?')[0];
+  return !!req.headers.authorization && !PUBLIC_WITH_OWN_TOKEN.some((re) => re.test(path));
+};
 
 /**
  * One error line when requests start failing because the database is unreachable, one info line when a
@@ -84,8 +94,9 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
       max: config.RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
       // Requests with a credential are limited per principal (and failed authentications per address) by the
-      // authentication guard (src/auth/request-rate-limits.ts); this limit covers anonymous callers per address.
-      allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]) || !!req.headers.authorization,
+      // authentication guard (src/auth/request-rate-limits.ts); this limit covers anonymous callers, and the
+      // public routes with their own token, per address.
+      allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]) || meteredByGuard(req),
       keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
       // RateLimit-Limit / -Remaining / -Reset (the IETF draft names), as the guard sends for credentials.
       enableDraftSpec: true,

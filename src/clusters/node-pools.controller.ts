@@ -59,7 +59,7 @@ export class NodePoolsController {
   @HttpCode(204)
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'nodePoolId', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (uuid) or its numeric id" })
-  @ApiOperation({ summary: 'Remove a node pool (not the last one)' })
+  @ApiOperation({ summary: 'Remove a node pool' })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiStandardErrors({ conflict: 'The cluster is being deleted' })
   async remove(

@@ -132,7 +132,7 @@ export interface paths {
         put: operations["NodePoolsController_update"];
         post?: never;
         /**
-         * Remove a node pool (not the last one)
+         * Remove a node pool
          * @description Removes the node pool (audited NODE_POOL_DELETED). The last pool may be removed too: a cluster may run without node pools, which are often managed as separate resources. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. 404 when the pool is not in the cluster; 409 while the cluster is being deleted.
          */
         delete: operations["NodePoolsController_remove"];
