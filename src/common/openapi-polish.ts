@@ -131,6 +131,36 @@ export function publicOperations(modules: ModulesContainer): Set<string> {
   return out;
 }
 
+/**
+ * Complete request examples for operations where a newcomer most needs one. The create-cluster example works
+ * as it stands once `cloudAccountIdentity` is one of the caller's accounts (GET .../cloud-accounts); a test
+ * posts it (test/common/try-it-out.e2e-spec.ts).
+ */
+export const REQUEST_EXAMPLES: Record<string, { summary: string; description: string; value: Record<string, unknown> }> = {
+  ClustersController_create: {
+    summary: 'A cluster with two node pools',
+    description:
+      'Replace cloudAccountIdentity with the identity of one of your cloud accounts on platform_1 ' +
+      '(GET /api/v1/orgs/{organisationSlug}/cloud-accounts). Regions, node types and versions come from the catalog ' +
+      '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
+    value: {
+      name: 'web',
+      cloudAccountIdentity: '00000000-0000-4000-8000-000000000000',
+      region: 'eu-central-1',
+      version: '1.31.6',
+      description: 'Customer-facing web shop',
+      clusterPodSubnet: { ipRange: '10.244.0.0/16' },
+      serviceSubnet: { ipRange: '10.96.0.0/12' },
+      enableAutoUpgrade: true,
+      updateChannel: 'stable',
+      nodePools: [
+        { name: 'system', nodeSize: 'm5.large', minSize: 2, maxSize: 3 },
+        { name: 'workers', nodeSize: 'm5.xlarge', minSize: 2, maxSize: 6, autoScaling: true, labels: { tier: 'web' } },
+      ],
+    },
+  },
+};
+
 export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenAPIObject {
   const used = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -162,6 +192,9 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       if (publicOps.has(`${method} ${path}`)) {
         op.security = ((op.security ?? []) as Record<string, unknown>[]).filter((req) => !('token' in req) && !('bearer' in req));
       }
+      const example = REQUEST_EXAMPLES[(op as { operationId?: string }).operationId ?? ''];
+      const json = (op.requestBody as { content?: Record<string, { examples?: Record<string, unknown> }> } | undefined)?.content?.['application/json'];
+      if (example && json) json.examples = { complete: example };
       // Every operation may answer 400, 403, 404 and 500 (public ones have no role to refuse).
       op.responses['400'] ??= { description: 'Invalid request (path, query or body); `errors` names each field' };
       if (!publicOps.has(`${method} ${path}`)) op.responses['403'] ??= { description: 'The role or token type does not allow this operation' };

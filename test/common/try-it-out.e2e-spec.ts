@@ -62,4 +62,24 @@ describe('Try it out with the pre-filled values', () => {
     // Only lists under a specific resource (an account's clusters, a webhook's deliveries...) need its UUID.
     expect(needIdentity.length).toBeLessThan(6);
   });
+
+  it('the complete create-cluster example works once cloudAccountIdentity is one of your accounts', async () => {
+    const op = (doc.paths['/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}'] as unknown as Record<string, { requestBody: { content: Record<string, { examples: Record<string, { value: Record<string, unknown> }> }> } }>).post;
+    const example = op.requestBody.content['application/json'].examples.complete.value;
+    const [profile] = await t.db.query(`SELECT id, type FROM cloud_profiles WHERE type = 'platform_1' ORDER BY id LIMIT 1`);
+    const [account] = await t.db.query(
+      `INSERT INTO cloud_accounts (organisation_id, cloud_profile_id, cloud_provider_type, display_name, created_at, modified_at)
+       VALUES ($1, $2, $3, 'Example account', now(), now()) RETURNING id, identity`,
+      [org.id, profile.id, profile.type],
+    );
+    const [cred] = await t.db.query(
+      `INSERT INTO cloud_credentials (cloud_account_id, display_name, cloud_type, secret_ciphertext, created_at, modified_at)
+       VALUES ($1, 'deploy key', $2, 'v1.x.y.z', now(), now()) RETURNING id`,
+      [account.id, profile.type],
+    );
+    await t.db.query(`UPDATE cloud_accounts SET primary_credentials_id = $2 WHERE id = $1`, [account.id, cred.id]);
+    const res = await t.as(org.users.OWNER.token).post('/api/v1/orgs/acme/clusters/production').send({ ...example, name: 'example', cloudAccountIdentity: account.identity });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ name: 'example', region: example.region, version: example.version, status: 'new' });
+  });
 });
