@@ -36,6 +36,7 @@ export interface SchedulerRunResult {
 
 interface OpenUpgradeRow extends UpgradeRow {
   created_by: string;
+  blocked_reason: string | null;
   cluster_version: string;
   cluster_status: string;
   cluster_desired_status: string | null;
@@ -49,7 +50,45 @@ interface OpenUpgradeRow extends UpgradeRow {
   schedule_exclusions: MaintenanceExclusion[] | null;
 }
 
-interface CandidateCluster {
+/**
+ * Rollout sequencing facts about a cluster's upstream cluster, for one target version (see `upstreamSql`).
+ * `up_id` is null when the cluster has no (live) upstream cluster.
+ */
+interface UpstreamFacts {
+  up_id: number | null;
+  up_subject: string | null;
+  up_version: string | null;
+  up_since: Date | null;
+  up_upgrade: string | null;
+  up_upgrade_status: ScheduledUpgradeStatus | null;
+  soak_hours: number;
+}
+
+/**
+ * Columns and joins giving the UpstreamFacts of cluster `c` for the target version `target` (an SQL
+ * expression): the upstream's running version and since when, its latest upgrade to the target, and the
+ * soak time that applies (the cluster's own, else its organisation's).
+ */
+function upstreamSql(target: string): { columns: string; joins: string } {
+  return {
+    columns: `up.id AS up_id, upe.slug || '/' || up.slug AS up_subject, up.observed_version AS up_version, up.version_since AS up_since,
+              upu.identity AS up_upgrade, upu.status AS up_upgrade_status,
+              COALESCE(c.upgrade_soak_hours, (SELECT o2.upgrade_soak_hours FROM organisations o2 WHERE o2.id = c.organisation_id)) AS soak_hours`,
+    joins: `LEFT JOIN clusters up ON up.id = c.upstream_cluster_id AND up.deleted_at IS NULL
+            LEFT JOIN environments upe ON upe.id = up.environment_id
+            LEFT JOIN LATERAL (SELECT x.identity, x.status FROM scheduled_cluster_upgrades x
+                                WHERE x.cluster_id = up.id AND x.to_cluster_version = ${target}
+                                ORDER BY x.id DESC LIMIT 1) upu ON true`,
+  };
+}
+
+/** Whether sequencing holds an upgrade to a version back, and when the upstream's soak ended (or ends). */
+interface Gate {
+  held: string | null;
+  soakEnd: Date | null;
+}
+
+interface CandidateCluster extends UpstreamFacts {
   id: number;
   organisation_id: number;
   version: string;
@@ -149,6 +188,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         const now = this.clock.now();
         const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
         await this.closeObsolete(now, count);
+        await this.sequence(now);
         await this.replan(now);
         await this.scheduleNew(now, count);
         await this.notify(now, count);
@@ -197,6 +237,85 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   }
 
   /**
+   * Rollout sequencing of upgrades already planned (e.g. before the cluster got its upstream cluster): an upgrade
+   * the scheduler planned is held (`blocked_reason`, status SCHEDULED: it neither starts nor misses its window)
+   * while its upstream cluster has not run the target version for the soak time, or after the upstream's upgrade
+   * to it failed; once that clears it is released into the first allowed window starting at or after the end of
+   * the soak. Each hold, change of reason and release is audited.
+   */
+  private async sequence(now: Date): Promise<void> {
+    const upstream = upstreamSql('u.to_cluster_version');
+    const rows = await this.q<OpenUpgradeRow & UpstreamFacts & { windows: MaintenanceWindow[] | null; time_zone: string | null }>(
+      `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, ms.windows, ms.time_zone,
+              c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions, ${upstream.columns}
+         ${UPGRADE_FROM}
+         LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+         ${upstream.joins}
+        WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND c.deleted_at IS NULL
+          AND (c.upstream_cluster_id IS NOT NULL OR u.blocked_reason IS NOT NULL)
+        ORDER BY u.id
+        FOR UPDATE OF u SKIP LOCKED`,
+    );
+    for (const row of rows) {
+      const gate = this.gate(row, row.to_cluster_version, now);
+      const subject = this.subject(row);
+      if (gate.held && gate.held !== row.blocked_reason) {
+        await this.savepoint(async () => {
+          await this.guardedUpdate(
+            `UPDATE scheduled_cluster_upgrades
+                SET blocked_reason = $3, status = 'SCHEDULED', notified_at = NULL, modified_at = $4, version = version + 1
+              WHERE id = $1 AND status = $2 AND blocked_reason IS NOT DISTINCT FROM $5`,
+            [row.id, row.status, gate.held, now, row.blocked_reason],
+            row,
+          );
+          const details: AuditDetails = { blockedReason: { old: row.blocked_reason, new: gate.held } };
+          if (row.status !== 'SCHEDULED') details.status = { old: row.status, new: 'SCHEDULED' };
+          await this.audit.write(
+            {
+              type: 'SCHEDULED_CLUSTER_UPGRADE_BLOCKED',
+              ...upgradeAuditRefs(row),
+              details,
+              message: `system held the upgrade of cluster ${subject} to ${row.to_cluster_version}: ${gate.held}`,
+            },
+            SYSTEM_ACTOR,
+          );
+        });
+      } else if (!gate.held && row.blocked_reason) {
+        const covering = this.covering(this.exclusionsOf(row, null), row.cluster_version, row.to_cluster_version);
+        const next = this.sequencedWindow(row.windows, row.time_zone, now, covering, gate.soakEnd);
+        if (!next) continue; // no allowed window yet: stays held, tried again next pass
+        await this.savepoint(async () => {
+          await this.guardedUpdate(
+            `UPDATE scheduled_cluster_upgrades
+                SET blocked_reason = NULL, window_start = $3, window_end = $4, modified_at = $5, version = version + 1
+              WHERE id = $1 AND status = $2 AND blocked_reason = $6`,
+            [row.id, row.status, next.start, next.end, now, row.blocked_reason],
+            row,
+          );
+          const details: AuditDetails = { blockedReason: { old: row.blocked_reason, new: null } };
+          if (row.window_start.getTime() !== next.start.getTime()) details.windowStart = { old: row.window_start.toISOString(), new: next.start.toISOString() };
+          if (row.window_end.getTime() !== next.end.getTime()) details.windowEnd = { old: row.window_end.toISOString(), new: next.end.toISOString() };
+          const why =
+            row.up_id != null
+              ? `upstream cluster ${row.up_subject} has run ${row.to_cluster_version} since ${row.up_since!.toISOString()} (soak ${row.soak_hours} h)`
+              : 'the cluster no longer has an upstream cluster';
+          await this.audit.write(
+            {
+              type: 'SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED',
+              ...upgradeAuditRefs(row),
+              details,
+              message:
+                `system released the upgrade of cluster ${subject} to ${row.to_cluster_version} into the window ` +
+                `${describeUpgradeWindow(next.start, next.end)}: ${why}`,
+            },
+            SYSTEM_ACTOR,
+          );
+        });
+      }
+    }
+  }
+
+  /**
    * An upgrade the scheduler planned follows its cluster's maintenance schedule and exclusions: when the
    * schedule (or the cluster's choice of schedule) changed before the window opened, or an exclusion covering
    * the upgrade now overlaps its window (even one already open, as long as the upgrade has not started), the
@@ -218,7 +337,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          ${UPGRADE_FROM}
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_end > $1
-          AND c.deleted_at IS NULL
+          AND c.deleted_at IS NULL AND u.blocked_reason IS NULL
         ORDER BY u.id
         FOR UPDATE OF u SKIP LOCKED`,
       [now],
@@ -270,12 +389,15 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
 
   /** Auto-upgrade clusters behind their channel, with no open upgrade: SCHEDULED in the next window. */
   private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+    const upstream = upstreamSql('ch.kubernetes_cluster_version');
     const candidates = await this.q<CandidateCluster>(
       `SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
-              ms.windows, ms.time_zone, c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions
+              ms.windows, ms.time_zone, c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions,
+              ${upstream.columns}
          FROM clusters c
          JOIN update_channels ch ON ch.name = c.update_channel
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
+         ${upstream.joins}
         WHERE c.deleted_at IS NULL AND c.auto_upgrade AND c.version <> ch.kubernetes_cluster_version
           AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
                            WHERE u.cluster_id = c.id AND u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED'))
@@ -292,12 +414,18 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       if (c.auto_upgrade_policy === 'PATCH_ONLY' && !samePatchLine(c.channel_version, c.version)) continue;
       // The window open now when enough of it remains (a user who opens a window wants it used), else the next;
       // either way the first one no exclusion covering this upgrade overlaps. None found: nothing is planned yet.
+      // Rollout sequencing: behind an upstream cluster, only once it has run the version for the soak time (and
+      // not after its upgrade to it failed); nothing is planned meanwhile.
+      const gate = this.gate(c, c.channel_version, now);
+      if (gate.held) continue;
       const covering = this.covering(this.exclusionsOf(c, null), c.version, c.channel_version);
-      const occurrence = this.allowed(c.windows, c.time_zone, now, covering, true);
+      const occurrence = this.sequencedWindow(c.windows, c.time_zone, now, covering, gate.soakEnd);
       if (!occurrence) continue;
       const windowStart = occurrence.start;
       const windowEnd = occurrence.end;
-      const reason = `update channel ${c.channel_name} moved to ${c.channel_version}`;
+      const reason =
+        `update channel ${c.channel_name} moved to ${c.channel_version}` +
+        (c.up_id != null ? `; upstream cluster ${c.up_subject} runs it since ${c.up_since!.toISOString()} (soak ${c.soak_hours} h)` : '');
       await this.savepoint(async () => {
         const [inserted] = await this.q<{ identity: string }>(
           `INSERT INTO scheduled_cluster_upgrades
@@ -334,7 +462,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
 
   /** SCHEDULED -> SCHEDULED_NOTIFIED once the window is at most NOTIFY_AHEAD_MS away: the announcement. */
   private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    const rows = await this.openUpgrades(`u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2`, [
+    const rows = await this.openUpgrades(`u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2 AND u.blocked_reason IS NULL`, [
       new Date(now.getTime() + NOTIFY_AHEAD_MS),
       now,
     ]);
@@ -350,7 +478,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
   /** Window open and the cluster running: set its desired version (the reconciler upgrades it). */
   private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
     const rows = await this.openUpgrades(
-      `u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_start <= $1 AND u.window_end > $1
+      `u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_start <= $1 AND u.window_end > $1 AND u.blocked_reason IS NULL
        AND c.deleted_at IS NULL AND c.status = 'started' AND c.desired_status IS NULL`,
       [now],
     );
@@ -381,6 +509,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       if (row.cluster_observed_version === row.to_cluster_version && !row.cluster_deleted_at) {
         await this.transition(row, 'SUCCEEDED', now, count, {
           message: `Cluster ${subject} was upgraded from ${row.from_cluster_version} to ${row.to_cluster_version}`,
+          // Its downstream clusters' soak time counts from here (the trigger set the database's time when the
+          // observed version changed; the scheduler's clock is the one the rules use).
+          before: async () => {
+            await this.q(`UPDATE clusters SET version_since = $2 WHERE id = $1 AND observed_version = $3`, [row.cluster_id, now, row.to_cluster_version]);
+          },
         });
       } else if (row.cluster_deleted_at) {
         await this.transition(row, 'FAILED', now, count, {
@@ -423,7 +556,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
 
   /** The window closed before the upgrade could start (e.g. the cluster was stopped): MISSED. */
   private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1`, [now])) {
+    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1 AND u.blocked_reason IS NULL`, [now])) {
       await this.transition(row, 'MISSED', now, count, {
         message:
           `The upgrade of cluster ${this.subject(row)} from ${row.from_cluster_version} to ${row.to_cluster_version} missed its window ` +
@@ -512,6 +645,48 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
       await this.q('ROLLBACK TO SAVEPOINT upgrade_step');
       this.logger.warn({ err }, 'Scheduled upgrade step skipped');
     }
+  }
+
+  /**
+   * Rollout sequencing for an upgrade to `to` of a cluster with these upstream facts: held (with the reason) while
+   * the upstream does not run `to` (or newer), its upgrade to `to` is still under way, or it runs `to` for less than
+   * the soak time; and when the upstream's latest upgrade to `to` FAILED (and it does not run `to` after all); `soakEnd` is when the upstream's soak ended (null without an upstream).
+   */
+  private gate(f: UpstreamFacts, to: string, now: Date): Gate {
+    if (f.up_id == null) return { held: null, soakEnd: null };
+    const hours = Number(f.soak_hours);
+    const runs = !!f.up_version && this.atLeast(f.up_version, to);
+    if (!runs && f.up_upgrade_status === 'FAILED') {
+      return { held: `upstream cluster ${f.up_subject} failed its upgrade to ${to} (upgrade ${f.up_upgrade})`, soakEnd: null };
+    }
+    // While the upstream's upgrade to `to` is still UPDATED its outcome is open (and the soak starts when it
+    // is recorded as SUCCEEDED).
+    const settled = runs && f.up_upgrade_status !== 'UPDATED';
+    const soakEnd = settled && f.up_since ? new Date(new Date(f.up_since).getTime() + hours * HOUR_MS) : null;
+    if (!soakEnd || soakEnd.getTime() > now.getTime()) {
+      return { held: `waiting for upstream cluster ${f.up_subject} to run ${to} for ${hours} h`, soakEnd };
+    }
+    return { held: null, soakEnd };
+  }
+
+  /** The window to plan into, and behind an upstream cluster the first one starting at or after its soak ended. */
+  private sequencedWindow(
+    windows: MaintenanceWindow[] | null,
+    zone: string | null,
+    now: Date,
+    covering: SourcedExclusion[],
+    soakEnd: Date | null,
+  ): { start: Date; end: Date } | null {
+    const open = this.allowed(windows, zone, now, covering, true);
+    if (!open || !soakEnd || open.start.getTime() >= soakEnd.getTime()) return open;
+    // The window open now started before the soak ended: the next one.
+    return this.allowed(windows, zone, now, covering, false);
+  }
+
+  /** An UPDATE of one upgrade row that must change it (else the step is undone: another run got there first). */
+  private async guardedUpdate(sql: string, params: unknown[], row: UpgradeRow): Promise<void> {
+    const [, changed] = (await this.txHost.tx.query(sql, params)) as [unknown, number];
+    if (!changed) throw new Error(`upgrade ${row.identity} changed meanwhile`);
   }
 
   /** The cluster's own exclusions, then its schedule's. */
