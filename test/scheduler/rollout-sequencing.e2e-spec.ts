@@ -270,3 +270,68 @@ describe('rollout sequencing', () => {
     expect((await patchCluster(c, { upgradeSoakHours: 720 })).body.upgradeSoakHours).toBe(720);
   });
 });
+
+/** Two replicas on one database: each sequencing transition happens once. */
+describe('rollout sequencing with two replicas', () => {
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await startTestApp();
+    b = await startTestApp({}, a.databaseUrl);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+  });
+
+  const together = async (when: Date) => {
+    a.clock.set(when);
+    b.clock.set(when);
+    await Promise.all([a.get(UpgradeSchedulerService).runOnce(), b.get(UpgradeSchedulerService).runOnce()]);
+  };
+  const auditCounts = async () =>
+    Object.fromEntries(
+      (
+        await a.db.query(
+          `SELECT type, count(*)::int AS n FROM audit_events WHERE type LIKE 'SCHEDULED_CLUSTER_UPGRADE_%' AND actor_username = 'system' GROUP BY type`,
+        )
+      ).map((r: { type: string; n: number }) => [r.type.replace('SCHEDULED_CLUSTER_UPGRADE_', ''), r.n]),
+    );
+
+  it('holds, releases and plans each downstream upgrade once', async () => {
+    const owner = await a.createUser('dup-owner');
+    const org = await createOrg(a, 'dup', [{ user: owner, role: 'OWNER' }]);
+    const schedule = await createSchedule(a, org, DAILY, 'daily');
+    await createChannel(a, 'ch-dup', '1.31.5');
+    const opts = { updateChannel: 'ch-dup', autoUpgrade: true, maintenanceScheduleId: schedule.id };
+    const up = await createCluster(a, org, { slug: 'up', ...opts, autoUpgrade: false });
+    const held = [];
+    for (let i = 0; i < 4; i++) held.push(await createCluster(a, org, { slug: `held${i}`, ...opts }));
+    await moveChannel(a, 'ch-dup', '1.31.6');
+    await together(SUNDAY);
+    expect(await auditCounts()).toEqual({ SCHEDULED: 4, SCHEDULED_NOTIFIED: 4 });
+
+    await a.db.query(`UPDATE clusters SET upstream_cluster_id = $1 WHERE slug LIKE 'held%'`, [up.id]);
+    const fresh = await createCluster(a, org, { slug: 'fresh', ...opts });
+    await a.db.query(`UPDATE clusters SET upstream_cluster_id = $1 WHERE id = $2`, [up.id, fresh.id]);
+    for (let round = 0; round < 3; round++) await together(at('2026-11-22T11:00:00Z'));
+    expect(await auditCounts()).toEqual({ SCHEDULED: 4, SCHEDULED_NOTIFIED: 4, BLOCKED: 4 });
+
+    // the upstream is upgraded by hand and has soaked by Tuesday 01:00
+    await a.db.query(`UPDATE clusters SET version = '1.31.6', observed_version = '1.31.6', version_since = $2 WHERE id = $1`, [
+      up.id,
+      at('2026-11-23T01:00:00Z'),
+    ]);
+    for (let round = 0; round < 3; round++) await together(at('2026-11-24T01:00:00Z'));
+    expect(await auditCounts()).toEqual({ SCHEDULED: 5, SCHEDULED_NOTIFIED: 9, BLOCKED: 4, UNBLOCKED: 4 });
+    const rows = await a.db.query(
+      `SELECT u.status, u.blocked_reason, u.window_start FROM scheduled_cluster_upgrades u JOIN clusters c ON c.id = u.cluster_id
+        WHERE c.slug LIKE 'held%' OR c.slug = 'fresh'`,
+    );
+    expect(rows).toHaveLength(5);
+    for (const r of rows) expect(r).toEqual({ status: 'SCHEDULED_NOTIFIED', blocked_reason: null, window_start: at('2026-11-24T02:00:00Z') });
+    const activity = await a.db.query(`SELECT count(*)::int AS n FROM activity_events WHERE type IN ('SCHEDULED_CLUSTER_UPGRADE_BLOCKED','SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED')`);
+    expect(activity[0].n).toBe(8);
+  });
+});
