@@ -15,7 +15,7 @@ import { allowedWindow, applicableExclusions, MaintenanceExclusion, overlappingE
 import type { ScheduledUpgradeStatus } from '../upgrades/scheduled-cluster-upgrade.entity';
 import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../upgrades/upgrade-rows';
 
-/** Key of the transaction-scoped advisory lock: one scheduler run at a time across replicas. */
+/** Key of the transaction-scoped advisory lock: one scheduler batch at a time across replicas. */
 export const SCHEDULER_LOCK_KEY = 724_007;
 const INTERVAL_NAME = 'scheduled-cluster-upgrades';
 const HOUR_MS = 60 * 60 * 1000;
@@ -25,10 +25,15 @@ export const NOTIFY_AHEAD_MS = 24 * HOUR_MS;
 export const DEFAULT_WINDOW_DELAY_MS = 24 * HOUR_MS;
 export const DEFAULT_WINDOW_LENGTH_MS = 24 * HOUR_MS;
 
+const LOCKED = Symbol('locked');
+
 const TERMINAL: ScheduledUpgradeStatus[] = ['SUCCEEDED', 'FAILED', 'MISSED', 'CANCELLED', 'SUPERSEDED'];
 
 export interface SchedulerRunResult {
-  /** True when another replica held the lock and this run did nothing. */
+  /**
+   * True when another replica held the lock: this run stopped there (after the batches it had done) and left the
+   * rest of the pass to that replica.
+   */
   skipped: boolean;
   /** Transitions made, by target status (SCHEDULED counts upgrades created). */
   transitions: Partial<Record<ScheduledUpgradeStatus, number>>;
@@ -90,6 +95,10 @@ interface Gate {
 
 interface CandidateCluster extends UpstreamFacts {
   id: number;
+  /** An open upgrade exists (nothing to plan). */
+  has_open: boolean;
+  /** The channel's version failed before or a person cancelled it: not planned again by itself. */
+  refused: boolean;
   organisation_id: number;
   version: string;
   channel_name: string;
@@ -119,9 +128,13 @@ function samePatchLine(a: string, b: string): boolean {
  * creates SCHEDULED upgrades for auto-upgrade clusters behind their update channel, announces them
  * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
  * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).
- * Each run is one transaction under a transaction-scoped advisory lock, so however many replicas
- * run, each transition happens once; each transition sits in a savepoint so one bad row cannot
- * block the others.
+ * A pass runs the rules in order; each rule works in batches of at most SCHEDULER_BATCH_SIZE rows (config) (keyset on
+ * the row id), each batch one short transaction under a transaction-scoped advisory lock. The rows come from
+ * indexes on what needs work (open upgrades, clusters behind their channel), so a pass over a fleet at rest costs
+ * a few index probes whatever its size (docs/performance.md "Scheduler pass"). Every batch reads afresh under the
+ * lock and every update is guarded by the status it read, so however many replicas run, each transition happens
+ * once; a replica that finds the lock taken stops its pass (the holder carries on). Each transition sits in a
+ * savepoint so one bad row cannot block the others.
  */
 @Injectable()
 export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModuleDestroy {
@@ -153,6 +166,15 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
 
   private inFlight: Promise<void> | null = null;
 
+  private get batchSize(): number {
+    return this.config.SCHEDULER_BATCH_SIZE ?? 200;
+  }
+
+  /** The cursor after a batch: the last id when the batch was full (there may be more), else null. */
+  private cursor(rows: { id: number | string }[]): string | null {
+    return rows.length === this.batchSize ? String(rows[rows.length - 1].id) : null;
+  }
+
   private tick(): Promise<void> {
     if (this.running) return this.inFlight ?? Promise.resolve();
     this.running = true;
@@ -179,23 +201,42 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     return result;
   }
 
-  private pass(): Promise<SchedulerRunResult> {
+  private async pass(): Promise<SchedulerRunResult> {
+    const result: SchedulerRunResult = { skipped: false, transitions: {} };
+    const now = this.clock.now();
+    const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
+    const rules: ((after: string) => Promise<string | null>)[] = [
+      (after) => this.closeObsolete(now, count, after),
+      (after) => this.sequence(now, after),
+      (after) => this.replan(now, after),
+      (after) => this.scheduleNew(now, count, after),
+      (after) => this.notify(now, count, after),
+      (after) => this.start(now, count, after),
+      (after) => this.finish(now, count, after),
+      (after) => this.miss(now, count, after),
+    ];
+    for (const rule of rules) {
+      let after: string | null = '0';
+      while (after !== null) {
+        const from: string = after;
+        const next = await this.batch(() => rule(from));
+        if (next === LOCKED) return { ...result, skipped: true };
+        after = next;
+      }
+    }
+    return result;
+  }
+
+  /**
+   * One batch of a rule: its own transaction, under the advisory lock (LOCKED when another replica holds it).
+   * Answers the cursor of the next batch (the last row id of a full batch), or null when the rule is done.
+   */
+  private batch(fn: () => Promise<string | null>): Promise<string | null | typeof LOCKED> {
     return this.cls.run(() =>
       this.txHost.withTransaction(async () => {
-        const result: SchedulerRunResult = { skipped: false, transitions: {} };
         const [{ locked }] = await this.q<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [SCHEDULER_LOCK_KEY]);
-        if (!locked) return { ...result, skipped: true };
-        const now = this.clock.now();
-        const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
-        await this.closeObsolete(now, count);
-        await this.sequence(now);
-        await this.replan(now);
-        await this.scheduleNew(now, count);
-        await this.notify(now, count);
-        await this.start(now, count);
-        await this.finish(now, count);
-        await this.miss(now, count);
-        return result;
+        if (!locked) return LOCKED;
+        return fn();
       }),
     );
   }
@@ -207,8 +248,9 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * or moved back (CANCELLED, for upgrades the scheduler planned); already running the version, or the
    * channel moved past the target (SUPERSEDED; rule 1 then plans the newer version).
    */
-  private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`)) {
+  private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`, [], after);
+    for (const row of rows) {
       const subject = this.subject(row);
       if (row.cluster_deleted_at) {
         await this.transition(row, 'CANCELLED', now, count, {
@@ -234,6 +276,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
+    return this.cursor(rows);
   }
 
   /**
@@ -243,7 +286,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * to it failed; once that clears it is released into the first allowed window starting at or after the end of
    * the soak. Each hold, change of reason and release is audited.
    */
-  private async sequence(now: Date): Promise<void> {
+  private async sequence(now: Date, after: string): Promise<string | null> {
     const upstream = upstreamSql('u.to_cluster_version');
     const rows = await this.q<OpenUpgradeRow & UpstreamFacts & { windows: MaintenanceWindow[] | null; time_zone: string | null }>(
       `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, ms.windows, ms.time_zone,
@@ -252,9 +295,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
          ${upstream.joins}
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND c.deleted_at IS NULL
-          AND (c.upstream_cluster_id IS NOT NULL OR u.blocked_reason IS NOT NULL)
+          AND (c.upstream_cluster_id IS NOT NULL OR u.blocked_reason IS NOT NULL) AND u.id > $1
         ORDER BY u.id
+        LIMIT ${this.batchSize}
         FOR UPDATE OF u SKIP LOCKED`,
+      [after],
     );
     for (const row of rows) {
       const gate = this.gate(row, row.to_cluster_version, now);
@@ -313,6 +358,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
+    return this.cursor(rows);
   }
 
   /**
@@ -321,7 +367,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * the upgrade now overlaps its window (even one already open, as long as the upgrade has not started), the
    * upgrade moves to the first allowed window and goes back to SCHEDULED so the new window is announced.
    */
-  private async replan(now: Date): Promise<void> {
+  private async replan(now: Date, after: string): Promise<string | null> {
     const rows = await this.q<
       UpgradeRow & {
         windows: MaintenanceWindow[] | null;
@@ -337,10 +383,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          ${UPGRADE_FROM}
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_end > $1
-          AND c.deleted_at IS NULL AND u.blocked_reason IS NULL
+          AND c.deleted_at IS NULL AND u.blocked_reason IS NULL AND u.id > $2
         ORDER BY u.id
+        LIMIT ${this.batchSize}
         FOR UPDATE OF u SKIP LOCKED`,
-      [now],
+      [now, after],
     );
     for (const row of rows) {
       const sourced = this.exclusionsOf(row, row.schedule_name);
@@ -385,39 +432,60 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         );
       });
     }
+    return this.cursor(rows);
   }
 
-  /** Auto-upgrade clusters behind their channel, with no open upgrade: SCHEDULED in the next window. */
-  private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+  /**
+   * Auto-upgrade clusters behind their channel, with no open upgrade: SCHEDULED in the next window. The candidates
+   * are found from the update channels: per channel, the auto-upgrade clusters on it whose version sorts before or
+   * after the channel's, two range scans of clusters_channel_version_idx that skip the clusters on the channel's
+   * version (a fleet at rest reads no cluster row).
+   */
+  private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
     const upstream = upstreamSql('ch.kubernetes_cluster_version');
     const candidates = await this.q<CandidateCluster>(
-      `SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
+      `WITH behind AS (
+         SELECT b.id, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version
+           FROM update_channels ch
+           CROSS JOIN LATERAL (
+             SELECT c.id FROM clusters c
+              WHERE c.update_channel = ch.name AND c.auto_upgrade AND c.deleted_at IS NULL
+                AND c.version < ch.kubernetes_cluster_version AND c.id > $1
+             UNION ALL
+             SELECT c.id FROM clusters c
+              WHERE c.update_channel = ch.name AND c.auto_upgrade AND c.deleted_at IS NULL
+                AND c.version > ch.kubernetes_cluster_version AND c.id > $1) b
+          ORDER BY b.id
+          LIMIT ${this.batchSize})
+       SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
               ms.windows, ms.time_zone, c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions,
+              EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
+                       WHERE u.cluster_id = c.id AND u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED')) AS has_open,
+              -- a version whose upgrade failed, or a person cancelled, is not planned again by itself
+              EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
+                       WHERE u.cluster_id = c.id AND u.to_cluster_version = ch.kubernetes_cluster_version
+                         AND (u.status = 'FAILED' OR (u.status = 'CANCELLED' AND u.cancelled_by IS DISTINCT FROM 'system'))) AS refused,
               ${upstream.columns}
-         FROM clusters c
-         JOIN update_channels ch ON ch.name = c.update_channel
+         FROM behind
+         JOIN clusters c ON c.id = behind.id
+         JOIN update_channels ch ON ch.name = behind.channel_name
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
          ${upstream.joins}
-        WHERE c.deleted_at IS NULL AND c.auto_upgrade AND c.version <> ch.kubernetes_cluster_version
-          AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
-                           WHERE u.cluster_id = c.id AND u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED','UPDATED'))
-          -- a version whose upgrade failed, or a person cancelled, is not planned again by itself
-          AND NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
-                           WHERE u.cluster_id = c.id AND u.to_cluster_version = ch.kubernetes_cluster_version
-                             AND (u.status = 'FAILED' OR (u.status = 'CANCELLED' AND u.cancelled_by IS DISTINCT FROM 'system')))
         ORDER BY c.id`,
-      [],
+      [after],
     );
     for (const c of candidates) {
+      if (c.has_open || c.refused) continue;
       if (!this.newer(c.channel_version, c.version)) continue;
       // PATCH_ONLY: a channel on another minor plans nothing (the cluster shows upgradeAvailable instead).
       if (c.auto_upgrade_policy === 'PATCH_ONLY' && !samePatchLine(c.channel_version, c.version)) continue;
-      // The window open now when enough of it remains (a user who opens a window wants it used), else the next;
-      // either way the first one no exclusion covering this upgrade overlaps. None found: nothing is planned yet.
       // Rollout sequencing: behind an upstream cluster, only once it has run the version for the soak time (and
       // not after its upgrade to it failed); nothing is planned meanwhile.
       const gate = this.gate(c, c.channel_version, now);
       if (gate.held) continue;
+      // The window open now when enough of it remains (a user who opens a window wants it used), else the next;
+      // either way the first one no exclusion covering this upgrade overlaps. None found: nothing is planned yet.
+      // Behind an upstream, the first window starting at or after the end of its soak.
       const covering = this.covering(this.exclusionsOf(c, null), c.version, c.channel_version);
       const occurrence = this.sequencedWindow(c.windows, c.time_zone, now, covering, gate.soakEnd);
       if (!occurrence) continue;
@@ -458,14 +526,16 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         count('SCHEDULED');
       });
     }
+    return this.cursor(candidates);
   }
 
   /** SCHEDULED -> SCHEDULED_NOTIFIED once the window is at most NOTIFY_AHEAD_MS away: the announcement. */
-  private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    const rows = await this.openUpgrades(`u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2 AND u.blocked_reason IS NULL`, [
-      new Date(now.getTime() + NOTIFY_AHEAD_MS),
-      now,
-    ]);
+  private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+    const rows = await this.openUpgrades(
+      `u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2 AND u.blocked_reason IS NULL`,
+      [new Date(now.getTime() + NOTIFY_AHEAD_MS), now],
+      after,
+    );
     for (const row of rows) {
       await this.transition(row, 'SCHEDULED_NOTIFIED', now, count, {
         message:
@@ -473,14 +543,16 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
           `in the maintenance window ${describeUpgradeWindow(row.window_start, row.window_end)}`,
       });
     }
+    return this.cursor(rows);
   }
 
   /** Window open and the cluster running: set its desired version (the reconciler upgrades it). */
-  private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
+  private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
     const rows = await this.openUpgrades(
       `u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_start <= $1 AND u.window_end > $1 AND u.blocked_reason IS NULL
        AND c.deleted_at IS NULL AND c.status = 'started' AND c.desired_status IS NULL`,
       [now],
+      after,
     );
     for (const row of rows) {
       // An upgrade the scheduler planned does not start inside an exclusion covering it (replan normally moved it
@@ -500,11 +572,13 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         },
       });
     }
+    return this.cursor(rows);
   }
 
   /** UPDATED: the driver reports the new version (SUCCEEDED) or a fault (FAILED). */
-  private async finish(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    for (const row of await this.openUpgrades(`u.status = 'UPDATED'`)) {
+  private async finish(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+    const rows = await this.openUpgrades(`u.status = 'UPDATED'`, [], after);
+    for (const row of rows) {
       const subject = this.subject(row);
       if (row.cluster_observed_version === row.to_cluster_version && !row.cluster_deleted_at) {
         await this.transition(row, 'SUCCEEDED', now, count, {
@@ -552,17 +626,20 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
+    return this.cursor(rows);
   }
 
   /** The window closed before the upgrade could start (e.g. the cluster was stopped): MISSED. */
-  private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void): Promise<void> {
-    for (const row of await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1 AND u.blocked_reason IS NULL`, [now])) {
+  private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1 AND u.blocked_reason IS NULL`, [now], after);
+    for (const row of rows) {
       await this.transition(row, 'MISSED', now, count, {
         message:
           `The upgrade of cluster ${this.subject(row)} from ${row.from_cluster_version} to ${row.to_cluster_version} missed its window ` +
           `${describeUpgradeWindow(row.window_start, row.window_end)} (the cluster was ${row.cluster_status})`,
       });
     }
+    return this.cursor(rows);
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
@@ -571,8 +648,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     return this.txHost.tx.query(sql, params);
   }
 
-  /** Upgrades matching `where` with their cluster and channel, locked (rows held elsewhere are skipped). */
-  private openUpgrades(where: string, params: unknown[] = []): Promise<OpenUpgradeRow[]> {
+  /**
+   * One batch (after the id `after`) of the upgrades matching `where`, with their cluster and channel, locked (rows
+   * held elsewhere are skipped).
+   */
+  private openUpgrades(where: string, params: unknown[], after: string): Promise<OpenUpgradeRow[]> {
     return this.q<OpenUpgradeRow>(
       `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, c.status AS cluster_status,
               c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
@@ -582,10 +662,11 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          ${UPGRADE_FROM}
          LEFT JOIN update_channels ch ON ch.name = c.update_channel
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
-        WHERE ${where}
+        WHERE ${where} AND u.id > $${params.length + 1}
         ORDER BY u.id
+        LIMIT ${this.batchSize}
         FOR UPDATE OF u SKIP LOCKED`,
-      params,
+      [...params, after],
     );
   }
 
