@@ -26,6 +26,13 @@ export const DEFAULT_WINDOW_DELAY_MS = 24 * HOUR_MS;
 export const DEFAULT_WINDOW_LENGTH_MS = 24 * HOUR_MS;
 
 const LOCKED = Symbol('locked');
+/** What a rule did in one batch: the cursor to go on from (a full batch: its last row id; else null), and its rows. */
+interface Step {
+  next: string | null;
+  rows: number;
+}
+/** A rule: handles at most `limit` rows after the id `after`. */
+type Rule = (after: string, limit: number) => Promise<Step>;
 
 const TERMINAL: ScheduledUpgradeStatus[] = ['SUCCEEDED', 'FAILED', 'MISSED', 'CANCELLED', 'SUPERSEDED'];
 
@@ -129,7 +136,8 @@ function samePatchLine(a: string, b: string): boolean {
  * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
  * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).
  * A pass runs the rules in order; each rule works in batches of at most SCHEDULER_BATCH_SIZE rows (config) (keyset on
- * the row id), each batch one short transaction under a transaction-scoped advisory lock. The rows come from
+ * the row id) inside short transactions under a transaction-scoped advisory lock (a transaction goes on with the
+ * next rules while its budget of SCHEDULER_BATCH_SIZE rows lasts, so a pass at rest is one transaction). The rows come from
  * indexes on what needs work (open upgrades, clusters behind their channel), so a pass over a fleet at rest costs
  * a few index probes whatever its size (docs/performance.md "Scheduler pass"). Every batch reads afresh under the
  * lock and every update is guarded by the status it read, so however many replicas run, each transition happens
@@ -170,9 +178,9 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     return this.config.SCHEDULER_BATCH_SIZE ?? 200;
   }
 
-  /** The cursor after a batch: the last id when the batch was full (there may be more), else null. */
-  private cursor(rows: { id: number | string }[]): string | null {
-    return rows.length === this.batchSize ? String(rows[rows.length - 1].id) : null;
+  /** The step after a batch of `limit`: the last id when the batch was full (there may be more). */
+  private step(rows: { id: number | string }[], limit: number): Step {
+    return { next: rows.length === limit ? String(rows[rows.length - 1].id) : null, rows: rows.length };
   }
 
   private tick(): Promise<void> {
@@ -205,33 +213,41 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
     const result: SchedulerRunResult = { skipped: false, transitions: {} };
     const now = this.clock.now();
     const count = (s: ScheduledUpgradeStatus) => (result.transitions[s] = (result.transitions[s] ?? 0) + 1);
-    const rules: ((after: string) => Promise<string | null>)[] = [
-      (after) => this.closeObsolete(now, count, after),
-      (after) => this.sequence(now, after),
-      (after) => this.replan(now, after),
-      (after) => this.scheduleNew(now, count, after),
-      (after) => this.notify(now, count, after),
-      (after) => this.start(now, count, after),
-      (after) => this.finish(now, count, after),
-      (after) => this.miss(now, count, after),
+    const rules: Rule[] = [
+      (after, limit) => this.closeObsolete(now, count, after, limit),
+      (after, limit) => this.sequence(now, after, limit),
+      (after, limit) => this.replan(now, after, limit),
+      (after, limit) => this.scheduleNew(now, count, after, limit),
+      (after, limit) => this.notify(now, count, after, limit),
+      (after, limit) => this.start(now, count, after, limit),
+      (after, limit) => this.finish(now, count, after, limit),
+      (after, limit) => this.miss(now, count, after, limit),
     ];
-    for (const rule of rules) {
-      let after: string | null = '0';
-      while (after !== null) {
-        const from: string = after;
-        const next = await this.batch(() => rule(from));
-        if (next === LOCKED) return { ...result, skipped: true };
-        after = next;
-      }
+    // A batch (one transaction) goes on with the next rules while its row budget lasts, so a pass at rest is one
+    // short transaction; a rule with more rows than the budget continues in the next batch from its cursor.
+    let i = 0;
+    let after = '0';
+    while (i < rules.length) {
+      const done = await this.batch(async () => {
+        let budget = this.batchSize;
+        while (i < rules.length && budget > 0) {
+          const { next, rows } = await rules[i](after, budget);
+          budget -= rows;
+          if (next !== null) {
+            after = next;
+            return;
+          }
+          i++;
+          after = '0';
+        }
+      });
+      if (done === LOCKED) return { ...result, skipped: true };
     }
     return result;
   }
 
-  /**
-   * One batch of a rule: its own transaction, under the advisory lock (LOCKED when another replica holds it).
-   * Answers the cursor of the next batch (the last row id of a full batch), or null when the rule is done.
-   */
-  private batch(fn: () => Promise<string | null>): Promise<string | null | typeof LOCKED> {
+  /** One batch: its own transaction, under the advisory lock (LOCKED when another replica holds it). */
+  private batch(fn: () => Promise<void>): Promise<void | typeof LOCKED> {
     return this.cls.run(() =>
       this.txHost.withTransaction(async () => {
         const [{ locked }] = await this.q<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [SCHEDULER_LOCK_KEY]);
@@ -248,8 +264,8 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * or moved back (CANCELLED, for upgrades the scheduler planned); already running the version, or the
    * channel moved past the target (SUPERSEDED; rule 1 then plans the newer version).
    */
-  private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
-    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`, [], after);
+  private async closeObsolete(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
+    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')`, [], after, limit);
     for (const row of rows) {
       const subject = this.subject(row);
       if (row.cluster_deleted_at) {
@@ -276,7 +292,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /**
@@ -286,7 +302,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * to it failed; once that clears it is released into the first allowed window starting at or after the end of
    * the soak. Each hold, change of reason and release is audited.
    */
-  private async sequence(now: Date, after: string): Promise<string | null> {
+  private async sequence(now: Date, after: string, limit: number): Promise<Step> {
     const upstream = upstreamSql('u.to_cluster_version');
     const rows = await this.q<OpenUpgradeRow & UpstreamFacts & { windows: MaintenanceWindow[] | null; time_zone: string | null }>(
       `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, ms.windows, ms.time_zone,
@@ -297,9 +313,9 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND c.deleted_at IS NULL
           AND (c.upstream_cluster_id IS NOT NULL OR u.blocked_reason IS NOT NULL) AND u.id > $1
         ORDER BY u.id
-        LIMIT ${this.batchSize}
+        LIMIT $2
         FOR UPDATE OF u SKIP LOCKED`,
-      [after],
+      [after, limit],
     );
     for (const row of rows) {
       const gate = this.gate(row, row.to_cluster_version, now);
@@ -358,7 +374,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /**
@@ -367,7 +383,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * the upgrade now overlaps its window (even one already open, as long as the upgrade has not started), the
    * upgrade moves to the first allowed window and goes back to SCHEDULED so the new window is announced.
    */
-  private async replan(now: Date, after: string): Promise<string | null> {
+  private async replan(now: Date, after: string, limit: number): Promise<Step> {
     const rows = await this.q<
       UpgradeRow & {
         windows: MaintenanceWindow[] | null;
@@ -385,9 +401,9 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND u.window_end > $1
           AND c.deleted_at IS NULL AND u.blocked_reason IS NULL AND u.id > $2
         ORDER BY u.id
-        LIMIT ${this.batchSize}
+        LIMIT $3
         FOR UPDATE OF u SKIP LOCKED`,
-      [now, after],
+      [now, after, limit],
     );
     for (const row of rows) {
       const sourced = this.exclusionsOf(row, row.schedule_name);
@@ -432,7 +448,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         );
       });
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /**
@@ -441,7 +457,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * after the channel's, two range scans of clusters_channel_version_idx that skip the clusters on the channel's
    * version (a fleet at rest reads no cluster row).
    */
-  private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+  private async scheduleNew(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
     const upstream = upstreamSql('ch.kubernetes_cluster_version');
     const candidates = await this.q<CandidateCluster>(
       `WITH behind AS (
@@ -456,7 +472,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
               WHERE c.update_channel = ch.name AND c.auto_upgrade AND c.deleted_at IS NULL
                 AND c.version > ch.kubernetes_cluster_version AND c.id > $1) b
           ORDER BY b.id
-          LIMIT ${this.batchSize})
+          LIMIT $2)
        SELECT c.id, c.organisation_id, c.version, c.auto_upgrade_policy, ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,
               ms.windows, ms.time_zone, c.maintenance_exclusions AS cluster_exclusions, ms.exclusions AS schedule_exclusions,
               EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
@@ -472,7 +488,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
          ${upstream.joins}
         ORDER BY c.id`,
-      [after],
+      [after, limit],
     );
     for (const c of candidates) {
       if (c.has_open || c.refused) continue;
@@ -526,15 +542,16 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         count('SCHEDULED');
       });
     }
-    return this.cursor(candidates);
+    return this.step(candidates, limit);
   }
 
   /** SCHEDULED -> SCHEDULED_NOTIFIED once the window is at most NOTIFY_AHEAD_MS away: the announcement. */
-  private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+  private async notify(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
     const rows = await this.openUpgrades(
       `u.status = 'SCHEDULED' AND u.window_start <= $1 AND u.window_end > $2 AND u.blocked_reason IS NULL`,
       [new Date(now.getTime() + NOTIFY_AHEAD_MS), now],
       after,
+      limit,
     );
     for (const row of rows) {
       await this.transition(row, 'SCHEDULED_NOTIFIED', now, count, {
@@ -543,16 +560,17 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
           `in the maintenance window ${describeUpgradeWindow(row.window_start, row.window_end)}`,
       });
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /** Window open and the cluster running: set its desired version (the reconciler upgrades it). */
-  private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
+  private async start(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
     const rows = await this.openUpgrades(
       `u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_start <= $1 AND u.window_end > $1 AND u.blocked_reason IS NULL
        AND c.deleted_at IS NULL AND c.status = 'started' AND c.desired_status IS NULL`,
       [now],
       after,
+      limit,
     );
     for (const row of rows) {
       // An upgrade the scheduler planned does not start inside an exclusion covering it (replan normally moved it
@@ -572,12 +590,12 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         },
       });
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /** UPDATED: the driver reports the new version (SUCCEEDED) or a fault (FAILED). */
-  private async finish(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
-    const rows = await this.openUpgrades(`u.status = 'UPDATED'`, [], after);
+  private async finish(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
+    const rows = await this.openUpgrades(`u.status = 'UPDATED'`, [], after, limit);
     for (const row of rows) {
       const subject = this.subject(row);
       if (row.cluster_observed_version === row.to_cluster_version && !row.cluster_deleted_at) {
@@ -626,12 +644,12 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
         });
       }
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   /** The window closed before the upgrade could start (e.g. the cluster was stopped): MISSED. */
-  private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string): Promise<string | null> {
-    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1 AND u.blocked_reason IS NULL`, [now], after);
+  private async miss(now: Date, count: (s: ScheduledUpgradeStatus) => void, after: string, limit: number): Promise<Step> {
+    const rows = await this.openUpgrades(`u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.window_end <= $1 AND u.blocked_reason IS NULL`, [now], after, limit);
     for (const row of rows) {
       await this.transition(row, 'MISSED', now, count, {
         message:
@@ -639,7 +657,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
           `${describeUpgradeWindow(row.window_start, row.window_end)} (the cluster was ${row.cluster_status})`,
       });
     }
-    return this.cursor(rows);
+    return this.step(rows, limit);
   }
 
   // ---- helpers -----------------------------------------------------------------------------------
@@ -652,7 +670,7 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
    * One batch (after the id `after`) of the upgrades matching `where`, with their cluster and channel, locked (rows
    * held elsewhere are skipped).
    */
-  private openUpgrades(where: string, params: unknown[], after: string): Promise<OpenUpgradeRow[]> {
+  private openUpgrades(where: string, params: unknown[], after: string, limit: number): Promise<OpenUpgradeRow[]> {
     return this.q<OpenUpgradeRow>(
       `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, c.status AS cluster_status,
               c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
@@ -664,9 +682,9 @@ export class UpgradeSchedulerService implements OnApplicationBootstrap, OnModule
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
         WHERE ${where} AND u.id > $${params.length + 1}
         ORDER BY u.id
-        LIMIT ${this.batchSize}
+        LIMIT $${params.length + 2}
         FOR UPDATE OF u SKIP LOCKED`,
-      [...params, after],
+      [...params, after, limit],
     );
   }
 
