@@ -28,7 +28,9 @@ import { seedClusters } from './seed';
  * - `planned1pct`: the next passes with those upgrades open and nothing due.
  * Each figure is the median of several passes (milliseconds). With BENCH_SCHEDULER_BASELINE=1 (default) the same is
  * measured for main's scheduler (git show main:src/scheduler/upgrade-scheduler.service.ts, loaded beside the
- * current one on the same database), as the "before". Writes bench/results/scheduler.json.
+ * current one on the same database), as the "before". Writes bench/results/scheduler.json; with BENCH_EXPLAIN=1
+ * also bench/results/scheduler-explain.md (the plans of the current scheduler's statements at the largest size, and
+ * of main's at rest).
  */
 
 const ROOT = path.resolve(__dirname, '..');
@@ -39,6 +41,8 @@ const BASELINE = process.env.BENCH_SCHEDULER_BASELINE !== '0';
 const BASELINE_FILE = path.join(ROOT, 'src/scheduler/upgrade-scheduler.baseline-main.ts');
 const NOW = new Date('2026-11-22T10:00:00Z');
 const CHANNEL = 'bench-channel';
+/** BENCH_EXPLAIN=1: after the last size, one pass per scenario with EXPLAIN (ANALYZE, BUFFERS) of every SELECT the scheduler runs. */
+const EXPLAIN = process.env.BENCH_EXPLAIN === '1';
 
 type Runner = { runOnce(): Promise<SchedulerRunResult> };
 interface Figures {
@@ -70,6 +74,36 @@ function loadBaseline(): (new (...args: never[]) => Runner) | null {
     process.stdout.write(`No baseline (main's scheduler could not be loaded): ${(e as Error).message}\n`);
     return null;
   }
+}
+
+type Query = (sql: string, params?: unknown[]) => Promise<unknown[]>;
+
+/**
+ * Runs one pass of the current scheduler with its statement function wrapped: each SELECT (or WITH) is first run
+ * as EXPLAIN (ANALYZE, BUFFERS) in the same transaction. Answers Markdown (one plan per distinct statement).
+ */
+async function explainPass(scheduler: Runner, title: string): Promise<string> {
+  const target = scheduler as unknown as { q: Query; txHost: { tx: { query: Query } } };
+  const original = target.q;
+  const seen = new Set<string>();
+  const out: string[] = [`### ${title}`, ''];
+  target.q = async (sql: string, params: unknown[] = []) => {
+    const text = sql.trim();
+    if (/^(SELECT|WITH)/i.test(text) && !/pg_try_advisory_xact_lock/.test(text) && !seen.has(text)) {
+      seen.add(text);
+      const plan = (await target.txHost.tx.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, params)) as { 'QUERY PLAN': string }[];
+      const lines = text.split('\n').map((l) => l.trim());
+      const where = lines.find((l) => /^(WHERE|AND)\b/.test(l)) ?? lines[0];
+      out.push(`#### \`${where.slice(0, 150)}\``, '', '```', ...plan.map((r) => r['QUERY PLAN']), '```', '');
+    }
+    return original.call(scheduler, sql, params);
+  };
+  try {
+    await scheduler.runOnce();
+  } finally {
+    target.q = original;
+  }
+  return out.join('\n');
 }
 
 async function main(): Promise<void> {
@@ -183,6 +217,23 @@ async function main(): Promise<void> {
       const run: Record<string, unknown> = { clusters: size, behind: size / 100, current: await measure(current, 'current') };
       if (baseline) run.baseline = await measure(baseline, 'main');
       runs.push(run);
+      if (EXPLAIN && size === SIZES[SIZES.length - 1]) {
+        const sections = [`Data: ${size} auto-upgrade clusters on one update channel (bench/scheduler.ts), ${size / 100} of them behind in the second and third scenario.`, ''];
+        await atRest();
+        await db.query('VACUUM ANALYZE');
+        sections.push(await explainPass(current as UpgradeSchedulerService, 'At rest (nothing to do)'));
+        await behind();
+        await db.query('ANALYZE clusters');
+        sections.push(await explainPass(current as UpgradeSchedulerService, '1 % behind their channel (plans their upgrades)'));
+        await db.query('ANALYZE scheduled_cluster_upgrades');
+        sections.push(await explainPass(current as UpgradeSchedulerService, '1 % planned, nothing due'));
+        await atRest();
+        await db.query('VACUUM ANALYZE');
+        if (baseline) sections.push(await explainPass(baseline, "Before: main's scheduler at rest (nothing to do)"));
+        fs.mkdirSync(path.join(ROOT, 'bench/results'), { recursive: true });
+        fs.writeFileSync(path.join(ROOT, 'bench/results/scheduler-explain.md'), sections.join('\n') + '\n');
+        process.stdout.write('Wrote bench/results/scheduler-explain.md\n');
+      }
     }
     report.runs = runs;
     const ratio = (who: 'current' | 'baseline', k: keyof Figures) => {
