@@ -22,6 +22,7 @@ import { seedClusters } from './seed';
  *
  * A fresh embedded PostgreSQL, the application booted in-process (migrations, catalog), then 10,000 and 100,000
  * clusters seeded straight in SQL (bench/seed.ts), all on auto-upgrade following one update channel. Per size:
+ * Every cluster also has one finished (SUCCEEDED) upgrade in its history.
  * - `atRest`: every cluster on the channel's version, no open upgrade (nothing to do);
  * - `behind1pct`: 1 % of the clusters one version behind: the pass plans their upgrades (and announces them, as
  *   the default window opens within the 24 h notice);
@@ -170,8 +171,18 @@ async function main(): Promise<void> {
          ON CONFLICT (name) DO UPDATE SET kubernetes_cluster_version = EXCLUDED.kubernetes_cluster_version`,
         [CHANNEL, target],
       );
+      // History: one finished upgrade per cluster, as a fleet that has been upgraded before has (the open-upgrade
+      // lookups must not read it).
+      await db.query(
+        `INSERT INTO scheduled_cluster_upgrades (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end,
+                                                 status, reason, created_by, created_at, modified_at, finished_at)
+         SELECT c.organisation_id, c.id, $1, $2, $3, $3::timestamptz + interval '2 hours', 'SUCCEEDED', 'bench history', 'system', $3, $3, $3
+           FROM clusters c
+          WHERE NOT EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u WHERE u.cluster_id = c.id AND u.reason = 'bench history')`,
+        [old, target, new Date(NOW.getTime() - 30 * 86400_000)],
+      );
       const atRest = async () => {
-        await db.query(`DELETE FROM scheduled_cluster_upgrades`);
+        await db.query(`DELETE FROM scheduled_cluster_upgrades WHERE reason IS DISTINCT FROM 'bench history'`);
         await db.query(
           `UPDATE clusters SET auto_upgrade = true, update_channel = $1, version = $2, observed_version = $2
             WHERE update_channel IS DISTINCT FROM $1 OR version <> $2 OR NOT auto_upgrade`,
@@ -218,7 +229,11 @@ async function main(): Promise<void> {
       if (baseline) run.baseline = await measure(baseline, 'main');
       runs.push(run);
       if (EXPLAIN && size === SIZES[SIZES.length - 1]) {
-        const sections = [`Data: ${size} auto-upgrade clusters on one update channel (bench/scheduler.ts), ${size / 100} of them behind in the second and third scenario.`, ''];
+        const sections = [
+          `Data: ${size} auto-upgrade clusters on one update channel, each with one finished upgrade in its history ` +
+            `(bench/scheduler.ts), ${size / 100} of them behind in the second and third scenario.`,
+          '',
+        ];
         await atRest();
         await db.query('VACUUM ANALYZE');
         sections.push(await explainPass(current as UpgradeSchedulerService, 'At rest (nothing to do)'));
