@@ -135,10 +135,10 @@ function samePatchLine(a: string, b: string): boolean {
  * creates SCHEDULED upgrades for auto-upgrade clusters behind their update channel, announces them
  * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
  * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).
- * A pass runs the rules in order; each rule works in batches of at most SCHEDULER_BATCH_SIZE rows (config) (keyset on
- * the row id) inside short transactions under a transaction-scoped advisory lock (a transaction goes on with the
- * next rules while its budget of SCHEDULER_BATCH_SIZE rows lasts, so a pass at rest is one transaction). The rows come from
- * indexes on what needs work (open upgrades, clusters behind their channel), so a pass over a fleet at rest costs
+ * A pass runs the rules in order, each in keyset batches (on the row id) inside short transactions under a
+ * transaction-scoped advisory lock; a transaction handles at most SCHEDULER_BATCH_SIZE rows and goes on with the
+ * next rules while that budget lasts, so a pass at rest is one transaction. The rows come from indexes on what
+ * needs work (open upgrades, clusters behind their channel), so a pass over a fleet at rest costs
  * a few index probes whatever its size (docs/performance.md "Scheduler pass"). Every batch reads afresh under the
  * lock and every update is guarded by the status it read, so however many replicas run, each transition happens
  * once; a replica that finds the lock taken stops its pass (the holder carries on). Each transition sits in a
