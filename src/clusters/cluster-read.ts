@@ -49,7 +49,7 @@ export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisat
   c.cluster_pod_subnet AS "clusterPodSubnet", c.service_subnet AS "serviceSubnet", c.ip_whitelist AS "ipWhitelist", c.addons,
   c.cluster_autoscaler_settings AS "clusterAutoscalerSettings", c.maintenance_schedule_id AS "maintenanceScheduleId",
   c.maintenance_exclusions AS "maintenanceExclusions",
-  c.upstream_cluster_id AS "upstreamClusterId", c.platform_oidc AS "platformOidc", c.environment_metrics_rules AS "environmentMetricsRules",
+  c.upstream_cluster_id AS "upstreamClusterId", c.upgrade_soak_hours AS "upgradeSoakHours", c.version_since AS "versionSince", c.platform_oidc AS "platformOidc", c.environment_metrics_rules AS "environmentMetricsRules",
   c.status, c.desired_status AS "desiredStatus", c.provision_status AS "provisionStatus", c.status_before_fault AS "statusBeforeFault",
   c.step_started_at AS "stepStartedAt", c.next_attempt_at AS "nextAttemptAt", c.attempts, c.last_error AS "lastError",
   c.observed_at AS "observedAt", c.observed_status AS "observedStatus", c.observed_version AS "observedVersion",
@@ -273,6 +273,7 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
         ? { available: chan.available, kubernetesClusterVersion: chan.kubernetes_cluster_version, name: chan.name }
         : null,
       version: c.version,
+      upgradeSoakHours: c.upgradeSoakHours ?? null,
     };
     if (opts.includeDetails) {
       out.actualState = { collectedAt: iso(c.observedAt), status: c.observedStatus, version: c.observedVersion };

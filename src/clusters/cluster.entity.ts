@@ -130,6 +130,8 @@ export class ClusterEntity {
   /** This cluster's own maintenance exclusions (a freeze of one cluster), on top of its schedule's. */
   @Column({ type: 'jsonb', default: () => `'[]'` }) maintenanceExclusions: MaintenanceExclusion[];
   @Column({ type: 'bigint', nullable: true }) upstreamClusterId: number | null;
+  /** Hours the upstream cluster must run a version before this one is upgraded to it (null: the organisation's). */
+  @Column({ type: 'integer', nullable: true }) upgradeSoakHours: number | null;
   @Column({ type: 'boolean', default: true }) platformOidc: boolean;
   @Column({ type: 'boolean', default: false }) environmentMetricsRules: boolean;
 
@@ -152,6 +154,8 @@ export class ClusterEntity {
   // Actual state last observed by the driver (`actualState` in responses).
   @Column({ type: 'timestamptz', nullable: true }) observedAt: Date | null;
   @Column({ type: 'text', nullable: true }) observedStatus: ClusterStatus | null;
+  /** When observedVersion last changed (kept by a trigger; the scheduler sets it when an upgrade succeeds). */
+  @Column({ type: 'timestamptz' }) versionSince: Date;
   @Column({ type: 'text', nullable: true }) observedVersion: string | null;
 
   @Column({ type: 'timestamptz' }) createdAt: Date;

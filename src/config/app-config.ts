@@ -143,6 +143,10 @@ export class AppConfig {
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 
+  /** Rows a scheduler rule handles per batch, each batch one short transaction under the scheduler's lock. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000)
+  SCHEDULER_BATCH_SIZE = 200;
+
   /** A started upgrade that has not reached its version by its window's end plus this many minutes fails. */
   @Transform(toInt) @IsInt() @Min(0) @Max(7 * 24 * 60)
   UPGRADE_TIMEOUT_GRACE_MINUTES = 120;

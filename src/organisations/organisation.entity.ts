@@ -23,6 +23,8 @@ export class OrganisationEntity {
   @Column({ type: 'text', array: true, default: () => `'{}'` }) acceptedAgreements: string[];
   @Column({ type: 'boolean', default: false }) restrictedToAvailableCloudProviders: boolean;
   @Column({ type: 'bigint' }) clustersPerCustomer: number;
+  /** Hours an upstream cluster runs a version before its downstream clusters are upgraded to it (0..720). */
+  @Column({ type: 'integer', default: 24 }) upgradeSoakHours: number;
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;
   @VersionColumn() version: number;

@@ -35,6 +35,7 @@ const AUDITED: (keyof OrganisationEntity)[] = [
   'vatCodeValidated',
   'acceptedAgreements',
   'clustersPerCustomer',
+  'upgradeSoakHours',
 ];
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -69,6 +70,7 @@ export class OrganisationsService {
       restrictedToAvailableCloudProviders: o.restrictedToAvailableCloudProviders,
       slug: slugObject(o.slug),
       type: o.type,
+      upgradeSoakHours: o.upgradeSoakHours ?? 24,
       vatCode: o.vatCode,
       vatCodeValidated: o.vatCodeValidated,
       vatCodeValidatedAt: iso(o.vatCodeValidatedAt),
@@ -182,6 +184,7 @@ export class OrganisationsService {
       }
       org.type = req.organisationType;
     }
+    if (req.upgradeSoakHours !== undefined) org.upgradeSoakHours = req.upgradeSoakHours;
     if (req.vatNumber !== undefined) {
       if (req.vatNumber === null || req.vatNumber.trim() === '') {
         org.vatCode = null;

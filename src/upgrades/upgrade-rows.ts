@@ -23,13 +23,14 @@ export interface UpgradeRow {
   created_at: Date;
   modified_at: Date;
   ignore_maintenance_schedule: boolean;
+  blocked_reason: string | null;
 }
 
 export const UPGRADE_COLUMNS = `
          u.id, u.identity, u.organisation_id, o.slug AS organisation_slug, u.cluster_id, c.identity AS cluster_identity,
          c.slug AS cluster_slug, c.name AS cluster_name, c.environment_id, e.slug AS environment_slug,
          u.from_cluster_version, u.to_cluster_version, u.window_start, u.window_end, u.status, u.reason,
-         u.created_at, u.modified_at, u.ignore_maintenance_schedule`;
+         u.created_at, u.modified_at, u.ignore_maintenance_schedule, u.blocked_reason`;
 
 export const UPGRADE_FROM = `
     FROM scheduled_cluster_upgrades u
@@ -57,6 +58,7 @@ export function toUpgradeResponse(r: UpgradeRow): ScheduledClusterUpgradeRespons
     // The original client's fields: when the upgrade was requested, and whether it ignores maintenance windows.
     scheduleRequestDate: r.created_at.toISOString(),
     ignoreMaintenanceSchedule: r.ignore_maintenance_schedule ?? false,
+    blockedReason: r.blocked_reason ?? null,
   };
 }
 

@@ -2423,6 +2423,12 @@ export interface components {
             version: string;
             /** @description Returned by the update operation */
             clusterAutoscalerSettings?: components["schemas"]["ClusterAutoscalerSettingsDto"];
+            /**
+             * Format: int32
+             * @description This cluster's own soak time in hours for rollout sequencing; null when it uses the organisation's upgradeSoakHours
+             * @example null
+             */
+            upgradeSoakHours: number | null;
             /** @description Returned by the update operation */
             upstreamCluster?: components["schemas"]["ClusterReferenceDto"] | null;
             /** @description Returned by the update operation */
@@ -2704,6 +2710,12 @@ export interface components {
             maintenanceExclusions?: components["schemas"]["MaintenanceExclusionRequest"][];
             /** @description null detaches the upstream cluster */
             upstreamCluster?: components["schemas"]["ClusterReferenceRequest"] | null;
+            /**
+             * Format: int32
+             * @description Hours the upstream cluster must have run a version before the scheduler plans this cluster's upgrade to it (rollout sequencing); null uses the organisation's upgradeSoakHours
+             * @example 48
+             */
+            upgradeSoakHours?: number | null;
         };
         NodePoolNodeResponse: {
             /** Format: uuid */
@@ -3989,6 +4001,11 @@ export interface components {
             scheduleRequestDate: string;
             /** @description True when an administrator placed it outside the cluster's maintenance windows on purpose */
             ignoreMaintenanceSchedule: boolean;
+            /**
+             * @description Rollout sequencing: why the scheduler holds this upgrade (its status stays SCHEDULED; it neither starts nor misses its window while held): the upstream cluster has not yet run the target version for the soak time, or its upgrade to it failed. null when not held. Kept on an upgrade that was closed (superseded, cancelled) while held.
+             * @example upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)
+             */
+            blockedReason: string | null;
         };
         CreateScheduledClusterUpgradeRequest: {
             /** Format: uuid */
@@ -4321,6 +4338,12 @@ export interface components {
             slug: components["schemas"]["SlugDto"];
             /** @enum {string} */
             type: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
+            /**
+             * Format: int32
+             * @description Rollout sequencing: hours an upstream cluster runs a version before its downstream clusters are upgraded to it
+             * @example 24
+             */
+            upgradeSoakHours: number;
             vatCode: string | null;
             vatCodeValidated: boolean;
             /** Format: date-time */
@@ -4339,6 +4362,12 @@ export interface components {
              * @example NL004495445B01
              */
             vatNumber?: string | null;
+            /**
+             * Format: int32
+             * @description Rollout sequencing: hours an upstream cluster must have run a version before the scheduler plans the upgrade of its downstream clusters to it (a cluster may override it)
+             * @example 24
+             */
+            upgradeSoakHours?: number;
         };
         QuotaResponse: {
             /**

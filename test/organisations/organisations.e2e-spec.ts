@@ -35,6 +35,7 @@ describe('organisations', () => {
         restrictedToAvailableCloudProviders: false,
         slug: { slugValue: 'acme-corp' },
         type: 'BUSINESS',
+        upgradeSoakHours: 24,
         vatCode: VALID_VAT,
         vatCodeValidated: true,
         vatCodeValidatedAt: expect.any(String),

@@ -4,6 +4,7 @@ import { ClusterFixture, createCluster, createOrg, insertUpgrade, OrgFixture } f
 const base = (org: string) => `/api/v1/orgs/${org}/scheduled-cluster-upgrades`;
 const ADMIN_BASE = '/admin/v1/scheduled-cluster-upgrades';
 const RESPONSE_KEYS = [
+  'blockedReason',
   'clusterIdentity',
   'clusterSlug',
   'createdAt',

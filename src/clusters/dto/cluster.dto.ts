@@ -6,6 +6,7 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsNumber,
   IsOptional,
   IsString,
@@ -263,6 +264,22 @@ export class UpdateClusterRequest {
   @ApiPropertyOptional({ type: ClusterReferenceRequest, nullable: true, description: 'null detaches the upstream cluster' })
   @IsOptional() @ValidateNested() @Type(() => ClusterReferenceRequest)
   upstreamCluster?: ClusterReferenceRequest | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 720,
+    nullable: true,
+    example: 48,
+    description:
+      "Hours the upstream cluster must have run a version before the scheduler plans this cluster's upgrade to it " +
+      "(rollout sequencing); null uses the organisation's upgradeSoakHours",
+  })
+  @IsOptional()
+  @IsInt({ message: 'upgradeSoakHours must be a whole number of hours' })
+  @Min(0, { message: 'upgradeSoakHours must be between 0 and 720' })
+  @Max(720, { message: 'upgradeSoakHours must be between 0 and 720' })
+  upgradeSoakHours?: number | null;
 }
 
 // ------------------------------------------------------------------------------------ queries
@@ -440,6 +457,13 @@ export class ClusterResponse {
   @ApiProperty({ example: '1.31.6' }) version: string;
   @ApiPropertyOptional({ type: ClusterAutoscalerSettingsDto, description: 'Returned by the update operation' })
   clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    example: null,
+    description: "This cluster's own soak time in hours for rollout sequencing; null when it uses the organisation's upgradeSoakHours",
+  })
+  upgradeSoakHours: number | null;
   @ApiPropertyOptional({ type: ClusterReferenceDto, nullable: true, description: 'Returned by the update operation' })
   upstreamCluster?: ClusterReferenceDto | null;
   @ApiPropertyOptional({ type: [ClusterReferenceDto], description: 'Returned by the update operation' })

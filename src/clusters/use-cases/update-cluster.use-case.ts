@@ -43,6 +43,7 @@ const AUDITED = [
   'maintenanceScheduleId',
   'maintenanceExclusions',
   'upstreamClusterId',
+  'upgradeSoakHours',
 ] as const;
 
 const REQUEST_TYPES: Record<ClusterDesiredStatus, string> = {
@@ -112,6 +113,7 @@ export class UpdateClusterUseCase {
       checkExclusionHorizon(exclusions, this.clock.now(), 'maintenanceExclusions');
       next.maintenanceExclusions = exclusions;
     }
+    if (req.upgradeSoakHours !== undefined) next.upgradeSoakHours = req.upgradeSoakHours;
     if (req.upstreamCluster !== undefined) {
       next.upstreamClusterId = req.upstreamCluster === null ? null : await this.upstreamId(org, cluster, req.upstreamCluster.identity);
     }

@@ -7,10 +7,13 @@ import {
   IsDefined,
   IsEmail,
   IsIn,
+  IsInt,
   IsOptional,
   IsString,
   Length,
   Matches,
+  Max,
+  Min,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
@@ -95,6 +98,21 @@ export class UpdateOrganisationRequest {
   @ApiPropertyOptional({ type: String, maxLength: 32, nullable: true, example: 'NL004495445B01', description: 'null or "" removes it' })
   @IsOptional() @IsString() @Length(0, 32)
   vatNumber?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 0,
+    maximum: 720,
+    example: 24,
+    description:
+      'Rollout sequencing: hours an upstream cluster must have run a version before the scheduler plans the upgrade of its ' +
+      'downstream clusters to it (a cluster may override it)',
+  })
+  @ValidateIf((o: UpdateOrganisationRequest) => o.upgradeSoakHours !== undefined)
+  @IsInt({ message: 'upgradeSoakHours must be a whole number of hours' })
+  @Min(0, { message: 'upgradeSoakHours must be between 0 and 720' })
+  @Max(720, { message: 'upgradeSoakHours must be between 0 and 720' })
+  upgradeSoakHours?: number;
 }
 
 export class OrganisationResponse {
@@ -112,6 +130,14 @@ export class OrganisationResponse {
   @ApiProperty() restrictedToAvailableCloudProviders: boolean;
   @ApiProperty({ type: SlugDto }) slug: SlugDto;
   @ApiProperty({ enum: ORGANISATION_TYPES }) type: OrganisationType;
+  @ApiProperty({
+    type: 'integer',
+    minimum: 0,
+    maximum: 720,
+    example: 24,
+    description: 'Rollout sequencing: hours an upstream cluster runs a version before its downstream clusters are upgraded to it',
+  })
+  upgradeSoakHours: number;
   @ApiProperty({ nullable: true, type: String }) vatCode: string | null;
   @ApiProperty() vatCodeValidated: boolean;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) vatCodeValidatedAt: string | null;

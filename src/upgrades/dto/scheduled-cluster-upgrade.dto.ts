@@ -57,6 +57,16 @@ export class ScheduledClusterUpgradeResponse {
   scheduleRequestDate: string;
   @ApiProperty({ description: "True when an administrator placed it outside the cluster's maintenance windows on purpose" })
   ignoreMaintenanceSchedule: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: 'upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)',
+    description:
+      'Rollout sequencing: why the scheduler holds this upgrade (its status stays SCHEDULED; it neither starts nor misses its ' +
+      'window while held): the upstream cluster has not yet run the target version for the soak time, or its upgrade to it ' +
+      'failed. null when not held. Kept on an upgrade that was closed (superseded, cancelled) while held.',
+  })
+  blockedReason: string | null;
 }
 
 export class CreateScheduledClusterUpgradeRequest {
