@@ -13547,7 +13547,7 @@ export interface operations {
                 size?: number;
                 /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
                 sort?: string[];
-                /** @description Only upgrades of these clusters; repeatable or comma-separated */
+                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated */
                 clusterIdentities?: string[];
                 /** @description Only upgrades in these statuses; repeatable or comma-separated */
                 statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
@@ -13885,7 +13885,7 @@ export interface operations {
                 size?: number;
                 /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
                 sort?: string[];
-                /** @description Only upgrades of these clusters; repeatable or comma-separated */
+                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated */
                 clusterIdentities?: string[];
                 /** @description Only upgrades in these statuses; repeatable or comma-separated */
                 statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];

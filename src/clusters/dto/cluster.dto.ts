@@ -41,8 +41,8 @@ const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
 
 export class IpRangeDto {
-  @ApiProperty({ example: '10.244.0.0/16', description: 'A CIDR (IPv4 or IPv6)' })
-  @IsString() @IsCidr()
+  @ApiProperty({ example: '10.244.0.0/16', maxLength: 43, description: 'A CIDR (IPv4 or IPv6)' })
+  @IsString() @MaxLength(43) @IsCidr()
   ipRange: string;
 }
 
@@ -90,27 +90,31 @@ export class ClusterAutoscalerSettingsDto {
   @IsOptional() @IsNumber() @Min(0) @Max(1)
   'scale-down-gpu-utilization-threshold'?: number;
 
-  @ApiPropertyOptional({ example: '10m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-delay-after-add ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '10m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-delay-after-add ${DURATION_MSG}` })
   'scale-down-delay-after-add'?: string;
 
-  @ApiPropertyOptional({ example: '10m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-unneeded-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '10m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unneeded-time ${DURATION_MSG}` })
   'scale-down-unneeded-time'?: string;
 
-  @ApiPropertyOptional({ example: '20m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `scale-down-unready-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '20m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unready-time ${DURATION_MSG}` })
   'scale-down-unready-time'?: string;
 
-  @ApiPropertyOptional({ example: '15m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `max-node-provision-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '15m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `max-node-provision-time ${DURATION_MSG}` })
   'max-node-provision-time'?: string;
 
-  @ApiPropertyOptional({ example: '5m' }) @IsOptional() @IsString() @Matches(DURATION, { message: `unremovable-node-recheck-timeout ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '5m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `unremovable-node-recheck-timeout ${DURATION_MSG}` })
   'unremovable-node-recheck-timeout'?: string;
 }
 
 const ADDONS_SCHEMA = {
   type: 'object',
+  maxProperties: 100,
   additionalProperties: {
     type: 'object',
-    properties: { enabled: { type: 'boolean' }, customValues: { type: 'object', additionalProperties: { type: 'string' } } },
+    properties: {
+      enabled: { type: 'boolean' },
+      customValues: { type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 } },
+    },
   },
   example: { 'metrics-server': { enabled: true, customValues: {} } },
   description: 'Add-on name (see the catalog) to its setting',

@@ -71,11 +71,11 @@ export class CreateClusterNodePoolDto {
   @IsOptional() @IsIn(NODE_POOL_UPGRADE_STRATEGIES)
   upgradeStrategy?: string;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { team: 'web' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { team: 'web' } })
   @IsOptional() @IsStringMap()
   annotations?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { tier: 'frontend' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { tier: 'frontend' } })
   @IsOptional() @IsStringMap()
   labels?: Record<string, string>;
 

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsArray, IsBoolean, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
 import { SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from '../scheduled-cluster-upgrade.entity';
 
@@ -20,18 +20,20 @@ export class ScheduledClusterUpgradeQuery extends PageQueryDto {
   @ApiPropertyOptional({
     type: [String],
     format: 'uuid',
-    description: 'Only upgrades of these clusters; repeatable or comma-separated',
+    maxItems: 100,
+    description: 'Only upgrades of these clusters (at most 100); repeatable or comma-separated',
   })
-  @IsOptional() @Transform(toList) @IsArray()
+  @IsOptional() @Transform(toList) @IsArray() @ArrayMaxSize(100)
   @IsUUID('all', { each: true, message: 'clusterIdentities must hold cluster identities (UUIDs)' })
   clusterIdentities?: string[];
 
   @ApiPropertyOptional({
     enum: SCHEDULED_UPGRADE_STATUSES,
     isArray: true,
+    maxItems: SCHEDULED_UPGRADE_STATUSES.length,
     description: 'Only upgrades in these statuses; repeatable or comma-separated',
   })
-  @IsOptional() @Transform(toList) @IsArray()
+  @IsOptional() @Transform(toList) @IsArray() @ArrayMaxSize(SCHEDULED_UPGRADE_STATUSES.length)
   @IsIn(SCHEDULED_UPGRADE_STATUSES as unknown as string[], {
     each: true,
     message: `statuses must hold values of ${SCHEDULED_UPGRADE_STATUSES.join(', ')}`,
@@ -75,15 +77,15 @@ export class CreateScheduledClusterUpgradeRequest {
   clusterIdentity: string;
 
   @ApiProperty({ example: '1.31.6', description: 'A cluster version of the catalog, newer than the cluster runs' })
-  @IsString() @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
+  @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
   toClusterVersion: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-24T02:00:00Z' })
-  @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
+  @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
   windowStart: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-24T04:00:00Z', description: 'After windowStart, and in the future' })
-  @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
+  @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd: string;
 
   @ApiPropertyOptional({ maxLength: 500, example: 'security patch' })
@@ -91,7 +93,7 @@ export class CreateScheduledClusterUpgradeRequest {
   reason?: string;
 
   @ApiPropertyOptional({ example: '1.31.5', description: 'When given (the original admin client sends it), the version the cluster must run; 409 otherwise' })
-  @IsOptional() @IsString() @Matches(VERSION_PATTERN, { message: 'fromClusterVersion must look like 1.31.5' })
+  @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'fromClusterVersion must look like 1.31.5' })
   fromClusterVersion?: string;
 
   @ApiPropertyOptional({
@@ -121,14 +123,14 @@ export class AdminPutScheduledClusterUpgradeRequest {
 
 export class UpdateScheduledClusterUpgradeRequest {
   @ApiPropertyOptional({ format: 'date-time' })
-  @IsOptional() @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
+  @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
   windowStart?: string;
 
   @ApiPropertyOptional({ format: 'date-time' })
-  @IsOptional() @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
+  @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd?: string;
 
   @ApiPropertyOptional({ example: '1.31.6' })
-  @IsOptional() @IsString() @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
+  @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
   toClusterVersion?: string;
 }
