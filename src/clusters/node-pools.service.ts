@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { nodePoolAuditEntry } from './node-pool-audit';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { auditDiff } from '../audit/audit-diff';
@@ -170,16 +171,7 @@ export class NodePoolsService {
     pool: ClusterNodePoolEntity,
     details: ReturnType<typeof auditDiff>,
   ): void {
-    this.auditRecorder.record({
-      type,
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: env.id, slug: env.slug },
-      cluster: { id: cluster.id, slug: cluster.slug },
-      nodePool: { id: Number(pool.id), name: pool.name },
-      referencedEntityIdentity: pool.identity,
-      subject: `${pool.name} of cluster ${env.slug}/${cluster.slug}`,
-      details,
-    });
+    this.auditRecorder.record(nodePoolAuditEntry(type, org, env, cluster, pool, details));
   }
 }
 

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { nodePoolAuditEntry } from '../node-pool-audit';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, UnauthorizedException } from '@nestjs/common';
 import { createHash, randomBytes } from 'crypto';
@@ -278,15 +279,6 @@ export class NodeJoinService {
     pool: ClusterNodePoolEntity,
     details: Record<string, { old: unknown; new: unknown }>,
   ): void {
-    this.auditRecorder.record({
-      type,
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: env.id, slug: env.slug },
-      cluster: { id: cluster.id, slug: cluster.slug },
-      nodePool: { id: Number(pool.id), name: pool.name },
-      referencedEntityIdentity: pool.identity,
-      subject: `${pool.name} of cluster ${env.slug}/${cluster.slug}`,
-      details: details as never,
-    });
+    this.auditRecorder.record(nodePoolAuditEntry(type, org, env, cluster, pool, details));
   }
 }

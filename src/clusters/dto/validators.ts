@@ -1,3 +1,4 @@
+import { IsBoundedStringMap } from '../../common/bounds';
 import { Transform } from 'class-transformer';
 import { ValidateBy, ValidationOptions } from 'class-validator';
 import { isValidCidr } from '../../common/network';
@@ -16,24 +17,9 @@ export function IsCidr(options?: ValidationOptions) {
   );
 }
 
-/** A flat JSON object of string values (labels, annotations, metadata), bounded in size. */
+/** A flat JSON object of string values (labels, annotations), bounded in size: keys up to 253 characters (a Kubernetes label key), values up to 4096. */
 export function IsStringMap(maxEntries = 100, options?: ValidationOptions) {
-  return ValidateBy(
-    {
-      name: 'isStringMap',
-      validator: {
-        validate: (value: unknown) =>
-          !!value &&
-          typeof value === 'object' &&
-          !Array.isArray(value) &&
-          Object.keys(value).length <= maxEntries &&
-          Object.entries(value).every(([k, v]) => k.length > 0 && k.length <= 253 && typeof v === 'string' && v.length <= 4096),
-        defaultMessage: (args) =>
-          `${args?.property} must be an object of at most ${maxEntries} string values (keys 1 to 253 characters, values at most 4096)`,
-      },
-    },
-    options,
-  );
+  return IsBoundedStringMap(maxEntries, 253, 4096, options);
 }
 
 /** The add-on map: name -> {enabled: boolean, customValues?: {string: string}}. Names are checked against the catalog by the service. */
