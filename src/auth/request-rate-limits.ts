@@ -70,12 +70,12 @@ export class RequestRateLimits {
 
   /**
    * Counts one node registration made with a node join token (public route, authenticated by that token
-   * only); 429 past NODE_REGISTRATION_LIMIT_PER_MINUTE for the token.
+   * only); 429 past NODE_REGISTRATION_LIMIT_PER_MINUTE for the token. Answers the token's budget left.
    */
-  async consumeNodeRegistration(tokenKey: string): Promise<void> {
-    if (!this.nodeRegistrations) return;
+  async consumeNodeRegistration(tokenKey: string): Promise<RateLimitState | undefined> {
+    if (!this.nodeRegistrations) return undefined;
     try {
-      await this.nodeRegistrations.consume(tokenKey);
+      return stateOf(this.nodeRegistrations, await this.nodeRegistrations.consume(tokenKey));
     } catch (e) {
       if (!(e instanceof RateLimiterRes)) throw e;
       this.metrics.rateLimitRejections.inc({ kind: 'node_registration' });

@@ -276,7 +276,7 @@ export interface paths {
         put?: never;
         /**
          * Register a bring-your-own node (called by the join command)
-         * @description Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE).
+         * @description Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE); an accepted token's answer carries RateLimit-Limit, -Remaining and -Reset of that budget.
          */
         post: operations["NodeRegistrationsController_register"];
         delete?: never;

@@ -187,6 +187,10 @@ describe('bring-your-own-node clusters', () => {
     });
     const second = await register(token, node('worker-02', { address: 'fd00::12', cpu: 8, memory: 32768 }));
     expect(second.status).toBe(200);
+    // The join token's budget (NODE_REGISTRATION_LIMIT_PER_MINUTE=6 here): two spent.
+    expect(first.headers['ratelimit-limit']).toBe('6');
+    expect(second.headers).toMatchObject({ 'ratelimit-limit': '6', 'ratelimit-remaining': '4' });
+    expect(Number(second.headers['ratelimit-reset'])).toBeGreaterThan(0);
 
     const pool = (await t.as(f.users.viewer.token).get(pools)).body[0];
     expect(pool.provisionStatus).toBe('DONE');

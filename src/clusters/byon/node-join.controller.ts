@@ -1,4 +1,6 @@
-import { Body, Controller, Delete, Headers, HttpCode, Ip, Param, Post } from '@nestjs/common';
+import { Body, Controller, Delete, Headers, HttpCode, Ip, Param, Post, Res } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
+import { rateLimitHeaders } from '../../auth/request-rate-limits';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../../auth/organisation-access';
 import { CurrentPrincipal, Principal, Public } from '../../auth/principal';
@@ -75,7 +77,8 @@ export class NodeRegistrationsController {
       'Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the ' +
       'node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of ' +
       'another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node ' +
-      'and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE).',
+      'and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE); an accepted token\'s ' +
+      'answer carries RateLimit-Limit, -Remaining and -Reset of that budget.',
   })
   @ApiOkResponse({ type: NodeRegistrationResponse })
   @ApiStandardErrors({ forbidden: false, notFound: false, conflict: 'The node pool is full (maxSize nodes) or the cluster is being deleted' })
@@ -83,7 +86,9 @@ export class NodeRegistrationsController {
     @Ip() ip: string,
     @Headers('authorization') authorization: string | undefined,
     @Body() body: NodeRegistrationRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<NodeRegistrationResponse> {
-    return this.join.register(ip, authorization, body);
+    // RateLimit-* of the join token's budget (set before the answer; kept on a later 409 too).
+    return this.join.register(ip, authorization, body, (state) => reply.headers(rateLimitHeaders(state)));
   }
 }

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import type { RateLimitState } from '../../auth/request-rate-limits';
 import { nodePoolAuditEntry } from '../node-pool-audit';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, UnauthorizedException } from '@nestjs/common';
@@ -174,7 +175,13 @@ export class NodeJoinService {
    * unknown, revoked, expired or used-up token, or one of another pool than `nodePoolIdentity`; failures count
    * against the caller's address like failed logins. Re-registering a name updates the node.
    */
-  async register(ip: string, authorization: string | undefined, body: NodeRegistrationRequest): Promise<NodeRegistrationResponse> {
+  /** `onBudget` receives the join token's rate-limit budget once it is counted (the controller reports it in headers). */
+  async register(
+    ip: string,
+    authorization: string | undefined,
+    body: NodeRegistrationRequest,
+    onBudget: (state: RateLimitState) => void = () => undefined,
+  ): Promise<NodeRegistrationResponse> {
     await this.limits.assertMayAuthenticate(ip);
     const refuse = async (reason: string, message: string): Promise<never> => {
       await this.limits.recordFailure(ip, reason);
@@ -198,7 +205,8 @@ export class NodeJoinService {
     if (body.nodePoolIdentity && body.nodePoolIdentity !== pool.identity) {
       return refuse('unknown', `This node join token is not valid for node pool ${body.nodePoolIdentity}.`);
     }
-    await this.limits.consumeNodeRegistration(`node-join-token:${token.id}`);
+    const budget = await this.limits.consumeNodeRegistration(`node-join-token:${token.id}`);
+    if (budget) onBudget(budget);
 
     const cluster = await tx.getRepository(ClusterEntity).findOneByOrFail({ id: token.clusterId });
     if (cluster.deletedAt || cluster.status === 'deleting' || cluster.status === 'deleted' || cluster.desiredStatus === 'deleting') {
