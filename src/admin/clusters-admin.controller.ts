@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
@@ -91,7 +92,7 @@ export class ClustersAdminController {
   }
 
   private async locate(identity: string): Promise<{ organisation: OrganisationEntity; environmentSlug: string; clusterSlug: string }> {
-    const [row] = /^[0-9a-f-]{36}$/i.test(identity)
+    const [row] = isUuid(identity)
       ? await this.txHost.tx.query(
           `SELECT c.slug, e.slug AS env_slug, c.organisation_id FROM clusters c JOIN environments e ON e.id = c.environment_id
             WHERE c.identity = $1 AND c.deleted_at IS NULL`,

@@ -1,3 +1,4 @@
+import { isUuid } from '../common/uuid';
 import {
   CanActivate,
   createParamDecorator,
@@ -46,7 +47,6 @@ export const OrgContext = createParamDecorator((_: unknown, ctx: ExecutionContex
 });
 
 const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Resolves membership of the organisation in the path. A non-member gets 403 whether or not the
@@ -73,7 +73,7 @@ export class OrganisationAccessGuard implements CanActivate {
     if (meta.identityParam) {
       value = params[meta.identityParam];
       where = 'o.identity = $1';
-      if (!value || !UUID.test(value)) throw this.notMember(value);
+      if (!value || !isUuid(value)) throw this.notMember(value);
     } else {
       value = SLUG_PARAMS.map((p) => params[p]).find((v) => v !== undefined);
       where = 'o.slug = $1';

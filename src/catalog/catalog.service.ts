@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { Page, PageQueryDto } from '../common/paging';
@@ -31,7 +32,6 @@ export interface CatalogViewer {
   restrictedToAvailableCloudProviders: boolean;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Position of a provider type in the interface's order (CLOUD_PROVIDER_TYPES). */
 export function providerTypeRank(type: string): number {
@@ -209,7 +209,7 @@ export class CatalogService {
   /** The cloud profile whose identity (uuid) or slug is `identityOrSlug`, enabled or not, or null. */
   findCloudProfile(identityOrSlug: string): Promise<CloudProfileEntity | null> {
     const repo = this.em.getRepository(CloudProfileEntity);
-    return UUID.test(identityOrSlug)
+    return isUuid(identityOrSlug)
       ? repo.findOne({ where: { identity: identityOrSlug.toLowerCase() } })
       : repo.findOne({ where: { slug: identityOrSlug } });
   }

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
@@ -59,7 +60,7 @@ export class ClustersQueryService {
   }
 
   async listForCloudAccount(org: OrganisationEntity, cloudAccountIdentity: string, query: PageQueryDto): Promise<Page<ClusterResponse>> {
-    const [acc] = /^[0-9a-f-]{36}$/i.test(cloudAccountIdentity)
+    const [acc] = isUuid(cloudAccountIdentity)
       ? await this.txHost.tx.query(`SELECT id FROM cloud_accounts WHERE identity = $1 AND organisation_id = $2`, [cloudAccountIdentity, org.id])
       : [];
     if (!acc) throw new NotFoundException(`Cloud account '${cloudAccountIdentity}' was not found in organisation '${org.slug}'.`);

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { nodePoolAuditEntry } from './node-pool-audit';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
@@ -33,7 +34,6 @@ const AUDITED = [
   'taints',
 ] as const;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Node pools of a cluster: list, add, replace (PUT), remove. */
 @Injectable()
@@ -141,7 +141,7 @@ export class NodePoolsService {
 
   private async find(cluster: ClusterEntity, nodePoolId: string): Promise<ClusterNodePoolEntity> {
     // Addressed by identity (uuid) or by the numeric id the original clients use.
-    const where = UUID.test(nodePoolId)
+    const where = isUuid(nodePoolId)
       ? { clusterId: cluster.id, identity: nodePoolId }
       : /^[1-9][0-9]{0,15}$/.test(nodePoolId)
         ? { clusterId: cluster.id, id: Number(nodePoolId) }

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { AuditRecorder } from '../audit/audit-recorder';
@@ -84,7 +85,7 @@ export class SilencesService {
   /** Expires a pending or active silence at once (Alertmanager's DELETE); 409 when it already expired. */
   async expire(org: OrganisationEntity, tenantSlug: string, silenceId: string): Promise<void> {
     const tenant = await this.tenants.findRow(org, tenantSlug);
-    const [row]: SilenceRow[] = /^[0-9a-f-]{36}$/i.test(silenceId)
+    const [row]: SilenceRow[] = isUuid(silenceId)
       ? await this.txHost.tx.query(`SELECT * FROM alert_silences WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [silenceId, tenant.id])
       : [];
     if (!row) throw new NotFoundException(`Silence '${silenceId}' was not found in monitoring tenant '${tenant.slug}'.`);

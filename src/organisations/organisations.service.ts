@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { auditDiff, snapshot } from '../audit/audit-diff';
@@ -264,7 +265,7 @@ export class OrganisationsService {
 
   /** The original admin client's AdminOrganisation (slug and emails as plain strings). */
   async adminView(identity: string): Promise<AdminOrganisationResponse> {
-    const o = /^[0-9a-f-]{36}$/i.test(identity) ? await this.repo.findOne({ where: { identity } }) : null;
+    const o = isUuid(identity) ? await this.repo.findOne({ where: { identity } }) : null;
     if (!o) throw new NotFoundException(`Organisation '${identity}' was not found.`);
     return {
       id: o.identity,

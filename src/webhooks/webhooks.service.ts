@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import { randomBytes } from 'crypto';
@@ -57,7 +58,6 @@ interface DeliveryRow {
 }
 
 const DELIVERY_SORTABLE: Record<string, string> = { createdAt: 'd.created_at', status: 'd.status', eventType: 'e.type', attempts: 'd.attempts' };
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
 /** A fresh signing secret in the Standard Webhooks format: `whsec_` + base64 of 32 random bytes. */
@@ -187,7 +187,7 @@ export class WebhooksService {
   /** A new delivery of the same event (same `webhook-id`) to this subscription, due now. */
   async redeliver(org: OrganisationEntity, identity: string, deliveryId: string): Promise<WebhookDeliveryResponse> {
     const row = await this.find(org, identity);
-    const [delivery] = UUID.test(deliveryId) ? await this.deliveryRows(`d.subscription_id = $1 AND d.identity = $2`, [row.id, deliveryId], 'd.id', 1) : [];
+    const [delivery] = isUuid(deliveryId) ? await this.deliveryRows(`d.subscription_id = $1 AND d.identity = $2`, [row.id, deliveryId], 'd.id', 1) : [];
     if (!delivery) throw new NotFoundException(`Delivery '${deliveryId}' was not found for webhook '${identity}'.`);
     if (!row.enabled) throw new ConflictException(`Webhook '${identity}' is disabled; enable it before redelivering.`);
     if (delivery.status === 'PENDING') throw new ConflictException(`Delivery '${deliveryId}' is still pending; it will be attempted again by itself.`);
@@ -215,7 +215,7 @@ export class WebhooksService {
   }
 
   private async find(org: OrganisationEntity, identity: string, lock = false): Promise<SubscriptionRow> {
-    const [row]: SubscriptionRow[] = UUID.test(identity)
+    const [row]: SubscriptionRow[] = isUuid(identity)
       ? await this.txHost.tx.query(
           `SELECT * FROM webhook_subscriptions WHERE identity = $1 AND organisation_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
           [identity, org.id],
