@@ -5,14 +5,13 @@ import { ApiStandardErrors } from '../common/api-docs';
 import { ClusterAccessService } from './cluster-access.service';
 import { ClusterOidcConfigResponse } from './dto/cluster-access.dto';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
 const NOT_PROVISIONED = 'The cluster has no provisioned control plane yet (provisioning has not passed CLUSTER_PROVISIONED)';
 
 @ApiTags('Clusters')
 @Controller('api/v1/orgs/:organisationSlug/clusters/:environmentSlug/:clusterSlug')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
+@ApiParam({ name: 'environmentSlug' })
+@ApiParam({ name: 'clusterSlug' })
 export class ClusterAccessController {
   constructor(private readonly access: ClusterAccessService) {}
 

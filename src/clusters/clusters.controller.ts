@@ -16,11 +16,10 @@ import {
 import { CreateClusterCommand, CreateClusterUseCase } from './use-cases/create-cluster.use-case';
 import { UpdateClusterCommand, UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
 
 @ApiTags('Clusters')
 @Controller('api/v1/orgs/:organisationSlug')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
 export class ClustersController {
   constructor(
     private readonly queries: ClustersQueryService,
@@ -54,7 +53,7 @@ export class ClustersController {
 
   @Get('clusters/:environmentSlug')
   @RequireOrgRole('VIEWER')
-  @ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
+  @ApiParam({ name: 'environmentSlug' })
   @ApiOperation({ summary: "List an environment's clusters (show-compute fills cpu and memory)" })
   @ApiPageResponse(ClusterResponse, 'B')
   @ApiStandardErrors()
@@ -69,7 +68,7 @@ export class ClustersController {
   @Post('clusters/:environmentSlug')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
+  @ApiParam({ name: 'environmentSlug' })
   @ApiOperation({
     summary: 'Create a cluster',
     description:
@@ -88,8 +87,8 @@ export class ClustersController {
 
   @Get('clusters/:environmentSlug/:clusterSlug')
   @RequireOrgRole('VIEWER')
-  @ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-  @ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+  @ApiParam({ name: 'environmentSlug' })
+  @ApiParam({ name: 'clusterSlug' })
   @ApiOperation({ summary: 'Get one cluster' })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors()
@@ -107,8 +106,8 @@ export class ClustersController {
 
   @Patch('clusters/:environmentSlug/:clusterSlug')
   @RequireOrgRole('MEMBER')
-  @ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-  @ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+  @ApiParam({ name: 'environmentSlug' })
+  @ApiParam({ name: 'clusterSlug' })
   @ApiOperation({
     summary: 'Update a cluster',
     description:
@@ -130,8 +129,8 @@ export class ClustersController {
   @Delete('clusters/:environmentSlug/:clusterSlug')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-  @ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+  @ApiParam({ name: 'environmentSlug' })
+  @ApiParam({ name: 'clusterSlug' })
   @ApiOperation({
     summary: 'Delete a cluster (alias of PATCH {status: "deleting"})',
     description: 'Answers 200 with the cluster, desiredStatus `deleting`; the reconciler deletes it. 409 while deleteProtection is on or the status does not allow it.',

@@ -5,13 +5,12 @@ import { ApiStandardErrors } from '../common/api-docs';
 import { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
 import { NodePoolsService } from './node-pools.service';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
 
 @ApiTags('Node pools')
 @Controller('api/v1/orgs/:organisationSlug/clusters/:environmentSlug/:clusterSlug/pools')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
+@ApiParam({ name: 'environmentSlug' })
+@ApiParam({ name: 'clusterSlug' })
 export class NodePoolsController {
   constructor(private readonly pools: NodePoolsService) {}
 

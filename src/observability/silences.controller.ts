@@ -4,14 +4,13 @@ import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organis
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 } } as const;
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
 import { SilencesService } from './silences.service';
 
 /** Alert silences of a monitoring tenant, with Alertmanager v2 semantics and the original client's shapes. */
 @ApiTags('Observability')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'tenantSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
+@ApiParam({ name: 'tenantSlug' })
 @Controller('api/v1/orgs/:organisationSlug/observability/:tenantSlug/silences')
 export class SilencesController {
   constructor(private readonly silences: SilencesService) {}

@@ -15,15 +15,13 @@ import {
 } from './dto/webhook.dto';
 import { WebhooksService } from './webhooks.service';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 } } as const;
-const UUID_PARAM = { schema: { type: 'string', format: 'uuid' } } as const;
 
 /**
  * Signed webhooks: events of the organisation delivered to an outside receiver as CloudEvents 1.0 JSON,
  * signed per Standard Webhooks, at least once (see docs/webhooks.md).
  */
 @ApiTags('Webhooks')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
 @Controller('api/v1/orgs/:organisationSlug/webhooks')
 export class WebhooksController {
   constructor(private readonly webhooks: WebhooksService) {}
@@ -63,7 +61,7 @@ export class WebhooksController {
   @Get(':webhookIdentity')
   @RequireOrgRole('ADMIN')
   @ApiOperation({ summary: 'Get one webhook subscription (ADMIN)' })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookResponse })
   @ApiStandardErrors({ badRequest: false })
   get(@OrgContext() ctx: OrganisationContext, @Param('webhookIdentity') identity: string): Promise<WebhookResponse> {
@@ -76,7 +74,7 @@ export class WebhooksController {
     summary: 'Change a webhook subscription (ADMIN; audited WEBHOOK_UPDATED)',
     description: '`enabled: true` re-enables a subscription the service disabled after 3 days of failures. A new URL passes the outbound policy.',
   })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookResponse })
   @ApiStandardErrors()
   update(@OrgContext() ctx: OrganisationContext, @Param('webhookIdentity') identity: string, @Body() body: UpdateWebhookRequest): Promise<WebhookResponse> {
@@ -87,7 +85,7 @@ export class WebhooksController {
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
   @ApiOperation({ summary: 'Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED)' })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ badRequest: false })
   async remove(@OrgContext() ctx: OrganisationContext, @Param('webhookIdentity') identity: string): Promise<void> {
@@ -103,7 +101,7 @@ export class WebhooksController {
       'Answers the new secret, once. For 24 h deliveries carry two signatures in `webhook-signature` (new and previous, ' +
       'space-separated), so a receiver can switch secrets without losing events.',
   })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookWithSecretResponse })
   @ApiStandardErrors({ badRequest: false })
   rotate(@OrgContext() ctx: OrganisationContext, @Param('webhookIdentity') identity: string): Promise<WebhookWithSecretResponse> {
@@ -118,7 +116,7 @@ export class WebhooksController {
     summary: 'Send a WEBHOOK_PING event to this subscription only (ADMIN)',
     description: 'Answers the queued delivery; follow it in the deliveries list. 409 when the subscription is disabled.',
   })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookDeliveryResponse })
   @ApiStandardErrors({ badRequest: false, conflict: 'The subscription is disabled' })
   ping(
@@ -134,7 +132,7 @@ export class WebhooksController {
   @ApiOperation({
     summary: 'Deliveries of a webhook subscription (ADMIN); newest first; sortable by createdAt, status, eventType, attempts',
   })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
   @ApiPageResponse(WebhookDeliveryResponse, 'A', 'OK')
   @ApiStandardErrors()
   deliveries(
@@ -152,8 +150,8 @@ export class WebhooksController {
     summary: 'Deliver an event again (ADMIN; audited WEBHOOK_DELIVERY_REDELIVERED)',
     description: 'A new delivery of the same event (same `webhook-id`), due now. 409 while the delivery is still pending or the subscription is disabled.',
   })
-  @ApiParam({ name: 'webhookIdentity', ...UUID_PARAM })
-  @ApiParam({ name: 'deliveryIdentity', ...UUID_PARAM })
+  @ApiParam({ name: 'webhookIdentity' })
+  @ApiParam({ name: 'deliveryIdentity' })
   @ApiOkResponse({ type: WebhookDeliveryResponse })
   @ApiStandardErrors({ badRequest: false, conflict: 'The delivery is still pending, or the subscription is disabled' })
   redeliver(

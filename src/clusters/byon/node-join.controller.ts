@@ -8,14 +8,13 @@ import { ApiStandardErrors } from '../../common/api-docs';
 import { JoinTokensRevokedResponse, NodePoolJoinConfigResponse, NodeRegistrationRequest, NodeRegistrationResponse } from '../dto/byon.dto';
 import { NodeJoinService } from './node-join.service';
 
-const SLUG_PARAM = { schema: { type: 'string', pattern: '^[a-z0-9-_]+$' } } as const;
 const POOL_PARAM = { name: 'nodePoolIdentity', schema: { type: 'string', maxLength: 36 }, description: "The node pool's identity (its numeric id is accepted too)" };
 
 @ApiTags('Node pools')
 @Controller('api/v1/orgs/:organisationSlug/clusters/:environmentSlug/:clusterSlug/pools/:nodePoolIdentity')
-@ApiParam({ name: 'organisationSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'environmentSlug', ...SLUG_PARAM })
-@ApiParam({ name: 'clusterSlug', ...SLUG_PARAM })
+@ApiParam({ name: 'organisationSlug' })
+@ApiParam({ name: 'environmentSlug' })
+@ApiParam({ name: 'clusterSlug' })
 @ApiParam(POOL_PARAM)
 export class NodeJoinController {
   constructor(private readonly join: NodeJoinService) {}
