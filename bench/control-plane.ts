@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { ChildProcess, spawn } from 'child_process';
+import type { ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { freePort } from '../src/common/free-port';
 import { startBenchDatabase } from './database';
 import { seedClusters } from './seed';
+import { spawnServer } from './server-process';
 import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
@@ -37,10 +38,10 @@ interface Replica {
 
 async function startReplica(url: string, env: Record<string, string>): Promise<Replica> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
+  const child = await spawnServer(
+    'replica',
+    [...SERVICE_NODE_FLAGS, 'dist/src/main.js'],
+    {
       DATABASE_URL: url,
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -56,21 +57,10 @@ async function startReplica(url: string, env: Record<string, string>): Promise<R
       DATABASE_POOL_SIZE: String(Math.max(10, CONCURRENCY + 4)),
       ...env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health/ready`)).ok) return { child, port };
-    } catch {
-      /* not up yet */
-    }
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`replica did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+    port,
+    '/health/ready',
+  );
+  return { child, port };
 }
 
 async function stopReplicas(replicas: Replica[]): Promise<void> {

@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { ChildProcess, spawn } from 'child_process';
+import type { ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -8,6 +8,7 @@ import { startBenchDatabase } from './database';
 import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
 import { benchWebhooks } from './webhooks';
+import { spawnServer } from './server-process';
 import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
@@ -32,27 +33,6 @@ interface Measure {
   non2xx: number;
 }
 
-
-function spawnServer(label: string, args: string[], env: NodeJS.ProcessEnv, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return new Promise((resolve, reject) => {
-    const deadline = Date.now() + 120_000;
-    const poll = async () => {
-      try {
-        const r = await fetch(`http://127.0.0.1:${port}/health`);
-        if (r.ok) return resolve(child);
-      } catch {
-        /* not up yet */
-      }
-      if (child.exitCode !== null || Date.now() > deadline) return reject(new Error(`${label} did not start:\n${out}`));
-      setTimeout(poll, 250);
-    };
-    void poll();
-  });
-}
 
 function rssMb(pid: number): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
