@@ -2,7 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
-import { randomBytes } from 'crypto';
+import { randomBytes, randomUUID } from 'crypto';
 import { auditDiff } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
@@ -97,7 +97,7 @@ export class WebhooksService {
     }
     const now = this.clock.now();
     const secret = newSigningSecret();
-    const [{ identity }] = await this.txHost.tx.query(`SELECT gen_random_uuid()::text AS identity`);
+    const identity = randomUUID(); // known before the insert: the sealed secret is bound to it
     const [row]: SubscriptionRow[] = await this.txHost.tx.query(
       `INSERT INTO webhook_subscriptions (identity, organisation_id, url, description, event_types, enabled, secret_ciphertext, created_by, created_at, modified_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
