@@ -10,7 +10,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
-import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
+import type { MaintenanceWindow } from '../maintenance/maintenance-window';
 import { allowedWindow, applicableExclusions, MaintenanceExclusion, overlappingExclusion } from '../maintenance/maintenance-exclusion';
 import type { ScheduledUpgradeStatus } from '../upgrades/scheduled-cluster-upgrade.entity';
 import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../upgrades/upgrade-rows';
