@@ -14,6 +14,7 @@ import { Clock } from '../src/common/clock';
 import { AppConfig, loadConfig } from '../src/config/app-config';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { MetricsService } from '../src/metrics/metrics.service';
+import { SchedulerSql } from '../src/scheduler/shared/scheduler-sql';
 import { SchedulerRunResult, UpgradeSchedulerService } from '../src/scheduler/upgrade-scheduler.service';
 import { seedClusters } from './seed';
 
@@ -83,11 +84,12 @@ function loadBaseline(): (new (...args: never[]) => Runner) | null {
 type Query = (sql: string, params?: unknown[]) => Promise<unknown[]>;
 
 /**
- * Runs one pass of the current scheduler with its statement function wrapped: each SELECT (or WITH) is first run
- * as EXPLAIN (ANALYZE, BUFFERS) in the same transaction. Answers Markdown (one plan per distinct statement).
+ * Runs one pass of a scheduler with its statement function (`q` of `statements`: the current scheduler's
+ * SchedulerSql, or the baseline service itself) wrapped: each SELECT (or WITH) is first run as EXPLAIN (ANALYZE,
+ * BUFFERS) in the same transaction. Answers Markdown (one plan per distinct statement).
  */
-async function explainPass(scheduler: Runner, title: string): Promise<string> {
-  const target = scheduler as unknown as { q: Query; txHost: { tx: { query: Query } } };
+async function explainPass(scheduler: Runner, title: string, statements: object = scheduler): Promise<string> {
+  const target = statements as { q: Query; txHost: { tx: { query: Query } } };
   const original = target.q;
   const seen = new Set<string>();
   const out: string[] = [`### ${title}`, ''];
@@ -100,7 +102,7 @@ async function explainPass(scheduler: Runner, title: string): Promise<string> {
       const where = lines.find((l) => /^(WHERE|AND)\b/.test(l)) ?? lines[0];
       out.push(`#### \`${where.slice(0, 150)}\``, '', '```', ...plan.map((r) => r['QUERY PLAN']), '```', '');
     }
-    return original.call(scheduler, sql, params);
+    return original.call(target, sql, params);
   };
   try {
     await scheduler.runOnce();
@@ -239,12 +241,12 @@ async function main(): Promise<void> {
         ];
         await atRest();
         await db.query('VACUUM ANALYZE');
-        sections.push(await explainPass(current as UpgradeSchedulerService, 'At rest (nothing to do)'));
+        sections.push(await explainPass(current, 'At rest (nothing to do)', app.get(SchedulerSql)));
         await behind();
         await db.query('ANALYZE clusters');
-        sections.push(await explainPass(current as UpgradeSchedulerService, '1 % behind their channel (plans their upgrades)'));
+        sections.push(await explainPass(current, '1 % behind their channel (plans their upgrades)', app.get(SchedulerSql)));
         await db.query('ANALYZE scheduled_cluster_upgrades');
-        sections.push(await explainPass(current as UpgradeSchedulerService, '1 % planned, nothing due'));
+        sections.push(await explainPass(current, '1 % planned, nothing due', app.get(SchedulerSql)));
         await atRest();
         await db.query('VACUUM ANALYZE');
         if (baseline) sections.push(await explainPass(baseline, "Before: main's scheduler at rest (nothing to do)"));

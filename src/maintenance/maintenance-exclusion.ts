@@ -1,12 +1,12 @@
 import * as semver from 'semver';
 import { ValidationFailedException } from '../common/errors';
-import type { MaintenanceWindow } from './maintenance-schedule.entity';
-import { nextWindowStart, plannableWindow } from './maintenance-window';
+import { MaintenanceWindow, nextWindowStart, plannableWindow } from './maintenance-window';
 
 /**
  * Maintenance exclusions: periods in which the upgrade scheduler neither plans nor starts upgrades of a scope
  * (docs/decisions.md "Maintenance exclusions"). A schedule holds some for every cluster using it, a cluster
- * some for itself; both apply. Upgrades an administrator creates are not affected.
+ * some for itself; both apply. Upgrades an administrator creates are not affected. Plain types and functions over
+ * them (the entities store exclusions, this file does not know the entities).
  */
 
 export const EXCLUSION_SCOPES = ['NO_UPGRADES', 'NO_MINOR_UPGRADES'] as const;

@@ -1,17 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn, VersionColumn } from 'typeorm';
 import type { MaintenanceExclusion } from './maintenance-exclusion';
-
-/** Stored and answered in upper-case full form; requests may also use mon..sun in any case. */
-export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
-
-export interface MaintenanceWindow {
-  day: Weekday;
-  /** `HH:mm`, local to the schedule's time zone. */
-  startTime: string;
-  /** Minutes, 30..1440. */
-  duration: number;
-}
+import type { MaintenanceWindow } from './maintenance-window';
 
 @Entity('maintenance_schedules')
 export class MaintenanceScheduleEntity {

@@ -1,10 +1,22 @@
 import { DateTime } from 'luxon';
-import { MaintenanceWindow, Weekday, WEEKDAYS } from './maintenance-schedule.entity';
 
 /**
- * Pure arithmetic on weekly maintenance windows. Start times are local to the schedule's IANA time zone (UTC
- * by default); a week is counted in minutes from Monday 00:00, and a window may run past Sunday midnight.
+ * Weekly maintenance windows and pure arithmetic on them. Start times are local to the schedule's IANA time zone
+ * (UTC by default); a week is counted in minutes from Monday 00:00, and a window may run past Sunday midnight.
+ * Plain types and functions: the schedule entity stores these windows, this file does not know the entity.
  */
+
+/** Stored and answered in upper-case full form; requests may also use mon..sun in any case. */
+export const WEEKDAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+export interface MaintenanceWindow {
+  day: Weekday;
+  /** `HH:mm`, local to the schedule's time zone. */
+  startTime: string;
+  /** Minutes, 30..1440. */
+  duration: number;
+}
 
 export const MINUTES_PER_DAY = 24 * 60;
 export const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;

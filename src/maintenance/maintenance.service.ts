@@ -12,8 +12,8 @@ import {
   MaintenanceWindowRequest,
   UpdateMaintenanceScheduleRequest,
 } from './dto/maintenance-schedule.dto';
-import { MaintenanceScheduleEntity, MaintenanceWindow, Weekday } from './maintenance-schedule.entity';
-import { describeWindow, findOverlaps, parseDay } from './maintenance-window';
+import { MaintenanceScheduleEntity } from './maintenance-schedule.entity';
+import { describeWindow, findOverlaps, MaintenanceWindow, parseDay, Weekday } from './maintenance-window';
 import { checkExclusionHorizon, ExclusionInput, MaintenanceExclusion, normaliseExclusions } from './maintenance-exclusion';
 
 /** The response shape, also used where a cluster embeds its schedule. */

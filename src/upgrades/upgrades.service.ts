@@ -1,5 +1,4 @@
-import { nextWindowStart } from '../maintenance/maintenance-window';
-import type { MaintenanceWindow } from '../maintenance/maintenance-schedule.entity';
+import { MaintenanceWindow, nextWindowStart } from '../maintenance/maintenance-window';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';

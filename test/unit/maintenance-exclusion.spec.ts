@@ -7,7 +7,7 @@ import {
   normaliseExclusion,
   overlappingExclusion,
 } from '../../src/maintenance/maintenance-exclusion';
-import type { MaintenanceWindow } from '../../src/maintenance/maintenance-schedule.entity';
+import type { MaintenanceWindow } from '../../src/maintenance/maintenance-window';
 import { ValidationFailedException } from '../../src/common/errors';
 
 const at = (iso: string) => new Date(iso);

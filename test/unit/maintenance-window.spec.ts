@@ -1,13 +1,13 @@
-import type { MaintenanceWindow } from '../../src/maintenance/maintenance-schedule.entity';
 import {
   findOverlaps,
+  MaintenanceWindow,
   nextWindowStart,
   parseDay,
   parseStartTime,
+  plannableWindow,
   startOfWeek,
   windowContaining,
 } from '../../src/maintenance/maintenance-window';
-import { plannableWindow } from '../../src/maintenance/maintenance-window';
 
 const w = (day: MaintenanceWindow['day'], startTime: string, duration: number): MaintenanceWindow => ({ day, startTime, duration });
 const at = (iso: string) => new Date(iso);

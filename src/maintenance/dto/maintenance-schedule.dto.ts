@@ -46,8 +46,7 @@ function IsIanaTimeZone() {
     },
   });
 }
-import { WEEKDAYS } from '../maintenance-schedule.entity';
-import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN } from '../maintenance-window';
+import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN, WEEKDAYS } from '../maintenance-window';
 import { ExclusionsField, ExclusionsResponseField, MaintenanceExclusionRequest, MaintenanceExclusionResponse } from './maintenance-exclusion.dto';
 
 export const MAX_WINDOWS_PER_SCHEDULE = 50;
