@@ -150,7 +150,7 @@ describe('background jobs', () => {
       expect(job.passes).toBe(0);
       await waitFor(() => job.passes === 1, 2000);
       expect(firstAt - registered).toBeGreaterThanOrEqual(145);
-      expect(firstAt - registered).toBeLessThan(600);
+      expect(firstAt - registered).toBeLessThan(1500); // 150-300 ms, with room for a loaded machine
       await sleep(350);
       expect(job.passes).toBe(1);
     });
@@ -164,7 +164,7 @@ describe('background jobs', () => {
       expect(rows).toHaveLength(1);
       expect(job.passes).toBe(0);
       await t.db.query(`SELECT pg_notify('cms_probe_wake', 'x')`);
-      await waitFor(() => job.passes === 1, 1000);
+      await waitFor(() => job.passes === 1, 3000);
 
       // The connection dies: it is made again, and wakes the loop once for what it may have missed.
       await t.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [
@@ -173,7 +173,7 @@ describe('background jobs', () => {
       await waitFor(() => job.passes === 2, LISTEN_RETRY_MS + 3000);
       await sleep(100);
       await t.db.query(`SELECT pg_notify('cms_probe_wake', 'x')`);
-      await waitFor(() => job.passes === 3, 1000);
+      await waitFor(() => job.passes === 3, 3000);
     }, 20_000);
 
     it('refuses a second job of the same name', () => {
