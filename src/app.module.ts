@@ -10,6 +10,7 @@ import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
+import { JobsModule } from './jobs/jobs.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
@@ -60,6 +61,7 @@ export class AppModule {
         CommonModule,
         DatabaseModule.forRoot(databaseUrl),
         MetricsModule,
+        JobsModule,
         AuditModule,
         AuthModule,
         ...FEATURE_MODULES,

@@ -77,8 +77,23 @@ export class MetricsService implements OnModuleDestroy {
 
   readonly backgroundErrors = new Counter({
     name: 'cms_background_job_errors_total',
-    help: 'Background job passes that failed, by job',
+    help: 'Background job errors by job: passes that failed, and single items a pass went on after (a cluster, a delivery, a table)',
     labelNames: ['job'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobPasses = new Counter({
+    name: 'cms_job_passes_total',
+    help: 'Background job passes by job and outcome (ok, failed)',
+    labelNames: ['job', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly jobPassDuration = new Histogram({
+    name: 'cms_job_pass_duration_seconds',
+    help: 'Duration of background job passes, by job',
+    labelNames: ['job'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [this.registry],
   });
 

@@ -1,6 +1,6 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AuditService } from '../audit/audit.service';
@@ -8,7 +8,9 @@ import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { OutboundPolicy, OutboundPolicyError } from '../common/outbound-policy';
 import { SecretBox } from '../common/secret-box';
-import { AppConfig } from '../config/app-config';
+import type { BackgroundJob } from '../jobs/background-job';
+import { BackgroundJobs } from '../jobs/background-jobs.service';
+import type { JobLoop } from '../jobs/job-loop';
 import type { DashboardIntegrationStatus } from './dashboard-integration.entity';
 
 /** How often the loop runs, and how long a result stays fresh before an integration is checked again. */
@@ -39,13 +41,10 @@ export interface HealthOutcome {
  * check the same integration twice in one interval; the HTTP call runs outside any transaction.
  */
 @Injectable()
-export class DashboardHealthChecker implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('DashboardHealth');
-  private timer: NodeJS.Timeout | null = null;
-  private running = false;
+export class DashboardHealthChecker implements BackgroundJob<number> {
+  private readonly loop: JobLoop<number>;
 
   constructor(
-    private readonly config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
@@ -53,27 +52,17 @@ export class DashboardHealthChecker implements OnApplicationBootstrap, OnModuleD
     private readonly secrets: SecretBox,
     private readonly outbound: OutboundPolicy,
     private readonly audit: AuditService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.BACKGROUND_JOBS_ENABLED) return;
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = true;
-      this.runOnce()
-        .catch((e) => this.logger.error({ err: e }, 'Dashboard health check failed'))
-        .finally(() => (this.running = false));
-    }, DASHBOARD_CHECK_INTERVAL_MS);
-    this.timer.unref();
+    jobs: BackgroundJobs,
+  ) {
+    this.loop = jobs.register(this, { name: 'dashboard-health', logContext: 'DashboardHealth', everyMs: DASHBOARD_CHECK_INTERVAL_MS });
   }
 
-  onModuleDestroy(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+  /** Checks every integration that is due now (never checked, or checked an interval ago). Returns how many. */
+  runOnce(): Promise<number> {
+    return this.loop.runPass();
   }
 
-  /** Checks every integration that is due (never checked, or checked an interval ago). Returns how many. */
-  async runOnce(): Promise<number> {
+  async pass(): Promise<number> {
     let checked = 0;
     for (;;) {
       const batch = await this.claim();

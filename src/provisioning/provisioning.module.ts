@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
+import { ClusterLeases } from './cluster-leases';
+import { ClusterObserver } from './cluster-observer';
 import { ClusterStepEffects } from './cluster-step-effects';
+import { ClusterStepRecorder } from './cluster-step-recorder';
+import { DriverCalls } from './driver-calls';
 import { ReconcilerService } from './reconciler.service';
 import { SimulatedClusterDriver } from './simulated-cluster-driver';
 
@@ -19,8 +23,12 @@ export function selectDriver(name: string, drivers: { simulated: ClusterDriver }
       inject: [SimulatedClusterDriver, AppConfig],
       useFactory: (simulated: SimulatedClusterDriver, config: AppConfig) => selectDriver(config.CLUSTER_DRIVER, { simulated }),
     },
-    ReconcilerService,
+    ClusterLeases,
+    DriverCalls,
     ClusterStepEffects,
+    ClusterStepRecorder,
+    ClusterObserver,
+    ReconcilerService,
   ],
   exports: [ReconcilerService, CLUSTER_DRIVER],
 })

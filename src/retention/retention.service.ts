@@ -1,7 +1,10 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
+import { BackgroundJob, PassContext } from '../jobs/background-job';
+import { BackgroundJobs } from '../jobs/background-jobs.service';
+import type { JobLoop } from '../jobs/job-loop';
 import { MetricsService } from '../metrics/metrics.service';
 import { RETENTION_SQL, RETENTION_TABLES, RetentionTable } from './retention-tables';
 
@@ -24,93 +27,63 @@ export type RetentionResult = Record<RetentionTable, number>;
  * the same moment: a batch skips rows another replica has locked, so every row is deleted once.
  */
 @Injectable()
-export class RetentionService implements OnApplicationBootstrap, OnModuleDestroy {
+export class RetentionService implements BackgroundJob<RetentionResult> {
   private readonly logger = new Logger('Retention');
-  private timer: NodeJS.Timeout | null = null;
-  private firstRun: NodeJS.Timeout | null = null;
-  /** Passes running now (the loop's, and any runOnce called directly); each ends after its batch in flight once stopping. */
-  private readonly passes = new Set<Promise<unknown>>();
-  private looping = false;
-  private stopping = false;
+  private readonly loop: JobLoop<RetentionResult>;
 
   constructor(
     private readonly config: AppConfig,
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
-  ) {}
-
-  onApplicationBootstrap(): void {
-    if (!this.config.BACKGROUND_JOBS_ENABLED) return;
+    jobs: BackgroundJobs,
+  ) {
     // Not only hourly: an instance restarted more often than that would otherwise never run the job.
-    this.firstRun = setTimeout(() => this.tick(), RETENTION_FIRST_RUN_MS * (1 + Math.random()));
-    this.firstRun.unref();
-    this.timer = setInterval(() => this.tick(), RETENTION_INTERVAL_MS);
-    this.timer.unref();
+    this.loop = jobs.register(this, {
+      name: 'retention',
+      logContext: 'Retention',
+      everyMs: RETENTION_INTERVAL_MS,
+      firstRun: { afterMs: RETENTION_FIRST_RUN_MS, jitter: 1 },
+    });
   }
 
-  /** Stops the loop and waits for the batch in flight: a pass starts no batch once stopping. */
-  async onModuleDestroy(): Promise<void> {
-    this.stopping = true;
-    if (this.timer) clearInterval(this.timer);
-    if (this.firstRun) clearTimeout(this.firstRun);
-    this.timer = this.firstRun = null;
-    await Promise.allSettled([...this.passes]);
+  /** One pass over every table now; returns the rows deleted per table (0 for a table kept forever). */
+  runOnce(): Promise<RetentionResult> {
+    return this.loop.runPass();
   }
 
-  private tick(): void {
-    if (this.looping || this.stopping) return;
-    this.looping = true;
-    this.runOnce()
-      .then((deleted) => {
-        const total = Object.values(deleted).reduce((s, n) => s + n, 0);
-        if (total > 0) this.logger.log({ deleted }, `Retention deleted ${total} expired rows`);
-      })
-      .catch((e) => this.logger.error({ err: e }, 'Retention pass failed'))
-      .finally(() => (this.looping = false));
-  }
-
-  /** One pass over every table; returns the rows deleted per table (0 for a table kept forever). */
-  async runOnce(): Promise<RetentionResult> {
-    const pass = this.pass();
-    this.passes.add(pass);
-    try {
-      return await pass;
-    } finally {
-      this.passes.delete(pass);
-    }
-  }
-
-  private async pass(): Promise<RetentionResult> {
+  /** A pass leaves off after the batch in flight once shutdown began. */
+  async pass(ctx: PassContext): Promise<RetentionResult> {
     const deleted = Object.fromEntries(RETENTION_TABLES.map((t) => [t, 0])) as RetentionResult;
     const now = this.clock.now().getTime();
     const cutoff = (days: number) => (days > 0 ? new Date(now - days * DAY_MS) : null);
-    const jobs: [string, Date | null, (cutoff: Date) => Promise<number>][] = [
+    const tables: [string, Date | null, (cutoff: Date) => Promise<number>][] = [
       ['audit_events', cutoff(this.config.AUDIT_RETENTION_DAYS), (c) => this.simpleBatch('audit_events', c, deleted)],
       ['activity_events', cutoff(this.config.ACTIVITY_RETENTION_DAYS), (c) => this.simpleBatch('activity_events', c, deleted)],
       ['tenant_alerts', cutoff(this.config.RESOLVED_ALERT_RETENTION_DAYS), (c) => this.simpleBatch('tenant_alerts', c, deleted)],
       ['webhook_events', cutoff(this.config.WEBHOOK_EVENT_RETENTION_DAYS), (c) => this.webhookBatch(c, deleted)],
     ];
     let failure: unknown = null;
-    for (const [name, at, batch] of jobs) {
+    for (const [name, at, batch] of tables) {
       if (!at) continue;
       try {
-        await this.drain(at, batch);
+        await this.drain(at, batch, ctx.signal);
       } catch (e) {
         // One table failing does not keep the others from being cleaned; the pass reports the failure.
-        this.metrics.backgroundErrors.inc({ job: 'retention' });
-        this.logger.error({ err: e, table: name }, 'Retention of a table failed');
+        ctx.error(e, { table: name }, 'Retention of a table failed');
         failure ??= e;
       }
     }
     if (failure) throw failure;
+    const total = Object.values(deleted).reduce((s, n) => s + n, 0);
+    if (total > 0) this.logger.log({ deleted }, `Retention deleted ${total} expired rows`);
     return deleted;
   }
 
   /** Runs batches until one deletes fewer rows than the batch size (or the service stops). */
-  private async drain(cutoff: Date, batch: (cutoff: Date) => Promise<number>): Promise<void> {
+  private async drain(cutoff: Date, batch: (cutoff: Date) => Promise<number>, stop: AbortSignal): Promise<void> {
     for (;;) {
-      if (this.stopping) return;
+      if (stop.aborted) return;
       const n = await batch(cutoff);
       if (n < this.config.RETENTION_BATCH_SIZE) return;
       await new Promise((r) => setTimeout(r, RETENTION_BATCH_PAUSE_MS));

@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { ObservabilityModule } from '../observability/observability.module';
+import { WebhookDeliveryClaims } from './webhook-delivery-claims';
+import { WebhookDeliveryRecorder } from './webhook-delivery-recorder';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { WebhookSender } from './webhook-sender';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
 
@@ -8,7 +11,7 @@ import { WebhooksService } from './webhooks.service';
 @Module({
   imports: [ObservabilityModule],
   controllers: [WebhooksController],
-  providers: [WebhooksService, WebhookDeliveryWorker],
+  providers: [WebhooksService, WebhookDeliveryClaims, WebhookSender, WebhookDeliveryRecorder, WebhookDeliveryWorker],
   exports: [WebhookDeliveryWorker],
 })
 export class WebhooksModule {}

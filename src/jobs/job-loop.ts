@@ -1,0 +1,130 @@
+import { Logger } from '@nestjs/common';
+import { performance } from 'perf_hooks';
+import type { MetricsService } from '../metrics/metrics.service';
+import { BackgroundJob, JobSchedule, JobStoppedError, PassContext } from './background-job';
+
+export const JOB_PASS_OUTCOMES = ['ok', 'failed'] as const;
+
+/**
+ * The lifecycle of one background loop: passes on an interval, on a wake-up (`wake()`, a NOTIFY) and when the
+ * job says there is more; never two passes at once; each pass timed and counted; shutdown finishes the pass under
+ * way and starts none after. `runPass()` runs one pass now (tests and benchmarks drive a job with it while the
+ * loops are off); it too waits for a pass under way rather than overlap it.
+ */
+export class JobLoop<R> {
+  private readonly logger: Logger;
+  private readonly abort = new AbortController();
+  private timers: NodeJS.Timeout[] = [];
+  private started = false;
+  /** Passes asked for and not finished yet: the one under way and those queued behind it. */
+  private pending = 0;
+  /** Settles when the last pass asked for has finished; the next pass starts after it. */
+  private tail: Promise<void> = Promise.resolve();
+  /** Woken while a pass was under way: one more pass follows it. */
+  private rerun = false;
+  /** Errors a pass reported through its context (counted already when the pass rethrows them). */
+  private readonly reported = new WeakSet<object>();
+  private readonly context: PassContext;
+
+  constructor(
+    private readonly job: BackgroundJob<R>,
+    readonly schedule: JobSchedule<R>,
+    private readonly metrics: MetricsService,
+  ) {
+    this.logger = new Logger(schedule.logContext ?? schedule.name);
+    const labels = { job: schedule.name };
+    // Exported from the start, so rates and alerts work before the first pass.
+    for (const outcome of JOB_PASS_OUTCOMES) metrics.jobPasses.inc({ ...labels, outcome }, 0);
+    metrics.backgroundErrors.inc(labels, 0);
+    metrics.jobPassDuration.zero(labels);
+    this.context = {
+      signal: this.abort.signal,
+      error: (err, fields, message) => {
+        if (err && typeof err === 'object') this.reported.add(err);
+        this.metrics.backgroundErrors.inc(labels);
+        this.logger.error({ err, job: this.name, ...fields }, message);
+      },
+    };
+  }
+
+  get name(): string {
+    return this.schedule.name;
+  }
+
+  /** True once shutdown began. */
+  get stopping(): boolean {
+    return this.abort.signal.aborted;
+  }
+
+  /** Starts the timers (the jobs module calls this after bootstrap when BACKGROUND_JOBS_ENABLED). */
+  start(): void {
+    if (this.started || this.stopping) return;
+    this.started = true;
+    const { everyMs, firstRun } = this.schedule;
+    if (everyMs > 0) this.timers.push(setInterval(() => this.wake(), everyMs).unref());
+    if (firstRun) {
+      const delay = firstRun.afterMs * (1 + (firstRun.jitter ?? 0) * Math.random());
+      this.timers.push(setTimeout(() => this.wake(), delay).unref());
+    }
+  }
+
+  /** A pass now, or one more right after the pass under way. Nothing while the loop is off or stopping. */
+  wake(): void {
+    if (!this.started || this.stopping) return;
+    if (this.pending > 0) {
+      this.rerun = true;
+      return;
+    }
+    // Failures are logged and counted by the pass; the loop goes on.
+    this.runPass().catch(() => undefined);
+  }
+
+  /** One pass, after the one under way if any. Rejects when the pass fails, or when the job stopped before it began. */
+  runPass(): Promise<R> {
+    this.pending++;
+    const run = this.tail.then(() => this.execute());
+    this.tail = run.then(
+      (result) => this.finished(this.schedule.again?.(result) ?? false),
+      () => this.finished(false),
+    );
+    return run;
+  }
+
+  /** Shutdown: no pass starts any more; the pass under way (told by its signal) and the job's own work finish. */
+  async stop(): Promise<void> {
+    this.abort.abort();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers = [];
+    let tail: Promise<void>;
+    do {
+      tail = this.tail;
+      await tail;
+    } while (tail !== this.tail);
+    await this.job.settle?.();
+  }
+
+  private finished(more: boolean): void {
+    this.pending--;
+    if (this.pending === 0 && (this.rerun || more)) setImmediate(() => this.wake());
+  }
+
+  private async execute(): Promise<R> {
+    if (this.stopping) throw new JobStoppedError(this.name);
+    // A wake-up before this point is answered by this pass.
+    this.rerun = false;
+    const job = this.name;
+    const startedAt = performance.now();
+    try {
+      const result = await this.job.pass(this.context);
+      this.metrics.jobPasses.inc({ job, outcome: 'ok' });
+      return result;
+    } catch (err) {
+      this.metrics.jobPasses.inc({ job, outcome: 'failed' });
+      if (!(err && typeof err === 'object' && this.reported.has(err))) this.metrics.backgroundErrors.inc({ job });
+      this.logger.error({ err, job }, `Background job ${job}: the pass failed`);
+      throw err;
+    } finally {
+      this.metrics.jobPassDuration.observe({ job }, (performance.now() - startedAt) / 1000);
+    }
+  }
+}

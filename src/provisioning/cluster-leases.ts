@@ -1,0 +1,149 @@
+import { randomUUID } from 'crypto';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { OBSERVE_CANDIDATE_PREDICATE, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
+import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+
+/** A cluster this replica holds the lease on: only the claim with this token may record. */
+export interface Claim {
+  id: number;
+  token: string;
+  now: Date;
+}
+
+/** Settled clusters leased together for one observation. */
+export interface ObservationClaim {
+  ids: number[];
+  token: string;
+  now: Date;
+}
+
+/** Runs SQL: the pool (`DataSource`) or the transaction's manager. */
+interface Sql {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * The lease SQL of the reconciler. A claim sets `reconcile_lease_until` and `reconcile_lease_token` on rows it
+ * takes with `FOR UPDATE SKIP LOCKED` (rows whose lease is live are skipped), in one short statement; a record
+ * locks the row again and writes only while the token is still its own. So one step per cluster runs at a time
+ * across all replicas, and a crashed replica's clusters are taken over when their leases pass.
+ */
+@Injectable()
+export class ClusterLeases {
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly config: AppConfig,
+  ) {}
+
+  /** Leases the next due cluster (not one of `exclude`) to a new claim; null when none is due. */
+  async claim(exclude: number[]): Promise<Claim | null> {
+    const now = this.clock.now();
+    const token = randomUUID();
+    const rows: { id: string }[] = await this.dataSource.query(
+      `WITH claimed AS (
+         UPDATE clusters SET reconcile_lease_until = $3, reconcile_lease_token = $4
+          WHERE id = (SELECT id FROM clusters
+                       WHERE ${RECONCILE_CANDIDATE_PREDICATE}
+                         AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
+                         AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $1)
+                         AND NOT (id = ANY($2::bigint[]))
+                       ORDER BY next_attempt_at NULLS FIRST, id
+                       LIMIT 1
+                       FOR UPDATE SKIP LOCKED)
+          RETURNING id)
+       SELECT id FROM claimed`,
+      [now, exclude, this.leaseUntil(now), token],
+    );
+    return rows.length ? { id: Number(rows[0].id), token, now } : null;
+  }
+
+  /** Gives a claim's lease back (nothing when it passed to another claim meanwhile). */
+  async release(claim: Claim): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = $1 AND reconcile_lease_token = $2`,
+      [claim.id, claim.token],
+    );
+  }
+
+  /** In the record transaction: locks the row when this claim still holds its lease. */
+  async lockIfHeld(tx: Sql, claim: Claim): Promise<boolean> {
+    const held = (await tx.query(`SELECT id FROM clusters WHERE id = $1 AND reconcile_lease_token = $2 FOR UPDATE`, [claim.id, claim.token])) as unknown[];
+    return held.length > 0;
+  }
+
+  /** In the record transaction, after `lockIfHeld`: the lease ends. */
+  async clear(tx: Sql, id: number): Promise<void> {
+    await tx.query(`UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = $1`, [id]);
+  }
+
+  /**
+   * Leases up to `limit` settled clusters due for observation (not observed for OBSERVE_EVERY_SECONDS, oldest
+   * observation first, none of `exclude`), in one short statement.
+   */
+  async claimObservations(exclude: number[], limit: number): Promise<ObservationClaim | null> {
+    const now = this.clock.now();
+    const token = randomUUID();
+    const rows: { id: string }[] = await this.dataSource.transaction(async (m) => {
+      // The planner underestimates the settled set (it guesses `version IS NOT DISTINCT FROM observed_version`
+      // rarely holds) and would collect every due row by bitmap and sort them; walking clusters_observe_idx in
+      // order stops after the batch (about 1 ms instead of 50-80 ms at 100,000 clusters).
+      await m.query(`SET LOCAL enable_bitmapscan = off`);
+      return m.query(
+        `WITH claimed AS (
+           UPDATE clusters SET reconcile_lease_until = $4, reconcile_lease_token = $5
+            WHERE id IN (SELECT id FROM clusters
+                          WHERE ${OBSERVE_CANDIDATE_PREDICATE}
+                            AND (observed_at IS NULL OR observed_at <= $1)
+                            AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $2)
+                            AND NOT (id = ANY($3::bigint[]))
+                          ORDER BY observed_at NULLS FIRST, id
+                          LIMIT ${Number(limit)}
+                          FOR UPDATE SKIP LOCKED)
+            RETURNING id)
+         SELECT id FROM claimed`,
+        [new Date(now.getTime() - this.config.OBSERVE_EVERY_SECONDS * 1000), now, exclude, this.leaseUntil(now), token],
+      );
+    });
+    return rows.length ? { ids: rows.map((r) => Number(r.id)), token, now } : null;
+  }
+
+  /** In the record transaction: locks the clusters of the batch whose lease it still holds; answers their ids. */
+  async lockHeld(tx: Sql, batch: ObservationClaim): Promise<number[]> {
+    const held = (await tx.query(`SELECT id FROM clusters WHERE id = ANY($1::bigint[]) AND reconcile_lease_token = $2 ORDER BY id FOR UPDATE`, [
+      batch.ids,
+      batch.token,
+    ])) as { id: string }[];
+    return held.map((h) => Number(h.id));
+  }
+
+  /** Gives back the leases of a batch still held (through the pool, or in `tx`). */
+  async releaseBatch(batch: ObservationClaim, tx: Sql = this.dataSource): Promise<void> {
+    await tx.query(`UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = ANY($1::bigint[]) AND reconcile_lease_token = $2`, [
+      batch.ids,
+      batch.token,
+    ]);
+  }
+
+  /**
+   * An unexpected error (not a driver answer): the cluster backs off without changing its status. The lease is
+   * given back, unless `keepLease` (a driver call given up on may still be working, so nobody calls the driver for
+   * this cluster again before the lease has run out).
+   */
+  async backOff(claim: Claim, error: string, keepLease: boolean): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE clusters SET attempts = attempts + 1, last_error = $3,
+              next_attempt_at = $4::timestamptz + make_interval(secs => LEAST(300, 5 * power(2, attempts))),
+              reconcile_lease_until = CASE WHEN $5 THEN reconcile_lease_until END,
+              reconcile_lease_token = CASE WHEN $5 THEN reconcile_lease_token END
+        WHERE id = $1 AND reconcile_lease_token = $2`,
+      [claim.id, claim.token, error.slice(0, 500), this.clock.now(), keepLease],
+    );
+  }
+
+  private leaseUntil(now: Date): Date {
+    return new Date(now.getTime() + this.config.RECONCILE_LEASE_SECONDS * 1000);
+  }
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+import { MetricsService } from '../metrics/metrics.service';
+import { DELIVERY_WINDOW_MS } from './webhook-retry-policy';
+
+/** A delivery this replica holds the lease on (until `lease_until`), with what sending it needs. */
+export interface ClaimedDelivery {
+  id: string;
+  identity: string;
+  attempts: number;
+  created_at: Date;
+  lease_until: Date;
+  subscription_id: string;
+  subscription_identity: string;
+  organisation_id: string;
+  org_slug: string;
+  url: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+  event_identity: string;
+  type: string;
+  source: string;
+  subject: string | null;
+  data: unknown;
+  event_time: Date;
+}
+
+/**
+ * The claim side of the outbox: due deliveries are leased in one short statement (FOR UPDATE SKIP LOCKED, so
+ * replicas share the work and a delivery is attempted by one replica at a time), and deliveries left PENDING
+ * past the delivery window are given up.
+ */
+@Injectable()
+export class WebhookDeliveryClaims {
+  private lastExpiry = 0;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+    private readonly metrics: MetricsService,
+  ) {}
+
+  /**
+   * Deliveries still PENDING after the delivery window (a subscription disabled meanwhile is never claimed)
+   * become FAILED, at most once a minute, so no event waits forever and retention can remove it.
+   */
+  async expireStale(): Promise<void> {
+    const now = this.clock.now();
+    if (now.getTime() - this.lastExpiry < 60_000 && now.getTime() >= this.lastExpiry) return;
+    this.lastExpiry = now.getTime();
+    const [, n] = (await this.dataSource.query(
+      `UPDATE webhook_deliveries SET status = 'FAILED', next_attempt_at = NULL, lease_until = NULL,
+              last_error = COALESCE(last_error || '; ', '') || 'not delivered within 24 hours'
+        WHERE status = 'PENDING' AND created_at < $1 AND (lease_until IS NULL OR lease_until <= $2)`,
+      [new Date(now.getTime() - DELIVERY_WINDOW_MS), now],
+    )) as [unknown, number];
+    if (n) this.metrics.webhookDeliveries.inc({ outcome: 'failed' }, n);
+  }
+
+  /** Up to `limit` due deliveries, none of the subscriptions in `saturated`. */
+  async claim(limit: number, saturated: string[]): Promise<ClaimedDelivery[]> {
+    const now = this.clock.now();
+    const leaseUntil = new Date(now.getTime() + this.config.WEBHOOK_TIMEOUT_MS + 30_000);
+    // Oldest due deliveries first, at most one per subscription (so a subscription's events go out in
+    // order while its receiver keeps up), none of a subscription this replica is already delivering to.
+    const [rows] = (await this.dataSource.query(
+      `WITH due AS (
+         SELECT dd.id, dd.subscription_id, dd.next_attempt_at
+           FROM webhook_deliveries dd JOIN webhook_subscriptions ss ON ss.id = dd.subscription_id
+          WHERE dd.status = 'PENDING' AND dd.next_attempt_at <= $1 AND (dd.lease_until IS NULL OR dd.lease_until <= $1)
+            AND ss.enabled AND NOT (dd.subscription_id = ANY($4::bigint[]))
+          ORDER BY dd.next_attempt_at, dd.id
+          LIMIT 1000
+       ), firsts AS (
+         SELECT id FROM (
+           SELECT id, next_attempt_at, row_number() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, id) AS n FROM due
+         ) ranked WHERE n = 1 ORDER BY next_attempt_at, id LIMIT $3
+       ), claimed AS MATERIALIZED (
+         SELECT id FROM webhook_deliveries
+          WHERE id IN (SELECT id FROM firsts) AND status = 'PENDING' AND (lease_until IS NULL OR lease_until <= $1)
+          FOR UPDATE SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+          SET lease_until = $2, attempts = d.attempts + 1, last_attempt_at = $1
+         FROM claimed c, webhook_subscriptions s, webhook_events e, organisations o
+        WHERE d.id = c.id AND s.id = d.subscription_id AND e.id = d.event_id AND o.id = s.organisation_id
+       RETURNING d.id, d.identity, d.attempts, d.created_at, d.lease_until, s.id AS subscription_id,
+                 s.identity AS subscription_identity, s.organisation_id, o.slug AS org_slug, s.url, s.secret_ciphertext,
+                 s.previous_secret_ciphertext, s.previous_secret_expires_at, e.identity AS event_identity, e.type, e.source,
+                 e.subject, e.data, e.created_at AS event_time`,
+      [now, leaseUntil, limit, saturated],
+    )) as [ClaimedDelivery[], number];
+    return rows;
+  }
+}
