@@ -1,4 +1,5 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
@@ -22,6 +23,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly config: AppConfig,
     private readonly metrics: MetricsService,
     private readonly dataSource: DataSource,
+    private readonly registry: SchedulerRegistry,
   ) {}
 
   register<R>(job: BackgroundJob<R>, schedule: JobSchedule<R>): JobLoop<R> {
@@ -45,7 +47,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private start(loop: JobLoop<unknown>): void {
-    loop.start();
+    loop.start(this.registry);
     const channel = loop.schedule.listen;
     if (!channel) return;
     this.listener ??= new NotifyListener((this.dataSource.options as { url?: string }).url);

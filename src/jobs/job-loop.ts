@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { SchedulerRegistry } from '@nestjs/schedule';
 import { performance } from 'perf_hooks';
 import type { MetricsService } from '../metrics/metrics.service';
 import { BackgroundJob, JobSchedule, JobStoppedError, PassContext } from './background-job';
@@ -15,6 +16,8 @@ export class JobLoop<R> {
   private readonly logger: Logger;
   private readonly abort = new AbortController();
   private timers: NodeJS.Timeout[] = [];
+  /** Where the timers are registered (by name `job:<name>`), so they show in @nestjs/schedule's registry. */
+  private registry: SchedulerRegistry | null = null;
   private started = false;
   /** Passes asked for and not finished yet: the one under way and those queued behind it. */
   private pending = 0;
@@ -57,15 +60,27 @@ export class JobLoop<R> {
   }
 
   /** Starts the timers (the jobs module calls this after bootstrap when BACKGROUND_JOBS_ENABLED). */
-  start(): void {
+  start(registry?: SchedulerRegistry): void {
     if (this.started || this.stopping) return;
     this.started = true;
+    this.registry = registry ?? null;
     const { everyMs, firstRun } = this.schedule;
-    if (everyMs > 0) this.timers.push(setInterval(() => this.wake(), everyMs).unref());
+    if (everyMs > 0) {
+      const interval = setInterval(() => this.wake(), everyMs).unref();
+      this.timers.push(interval);
+      this.registry?.addInterval(this.timerName, interval);
+    }
     if (firstRun) {
       const delay = firstRun.afterMs * (1 + (firstRun.jitter ?? 0) * Math.random());
-      this.timers.push(setTimeout(() => this.wake(), delay).unref());
+      const first = setTimeout(() => this.wake(), delay).unref();
+      this.timers.push(first);
+      this.registry?.addTimeout(this.timerName, first);
     }
+  }
+
+  /** The name of this loop's timers in the SchedulerRegistry. */
+  get timerName(): string {
+    return `job:${this.name}`;
   }
 
   /** A pass now, or one more right after the pass under way. Nothing while the loop is off or stopping. */
@@ -95,6 +110,8 @@ export class JobLoop<R> {
     this.abort.abort();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers = [];
+    if (this.registry?.doesExist('interval', this.timerName)) this.registry.deleteInterval(this.timerName);
+    if (this.registry?.doesExist('timeout', this.timerName)) this.registry.deleteTimeout(this.timerName);
     let tail: Promise<void>;
     do {
       tail = this.tail;

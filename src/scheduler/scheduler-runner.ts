@@ -44,14 +44,14 @@ export class SchedulerRunner {
     return this.config.SCHEDULER_BATCH_SIZE ?? 200;
   }
 
-  /** One pass over every rule, at the clock's time. */
-  async pass(): Promise<SchedulerRunResult> {
+  /** One pass over every rule, at the clock's time; once `signal` is aborted (shutdown) no further batch starts. */
+  async pass(signal?: AbortSignal): Promise<SchedulerRunResult> {
     const result: SchedulerRunResult = { skipped: false, transitions: {} };
     const now = this.clock.now();
     const rules = this.rules;
     let i = 0;
     let after = '0';
-    while (i < rules.length) {
+    while (i < rules.length && !signal?.aborted) {
       const done = await this.batch(async () => {
         let budget = this.batchSize;
         while (i < rules.length && budget > 0) {

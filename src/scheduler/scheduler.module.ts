@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ScheduleModule } from '@nestjs/schedule';
 import { AnnounceRule } from './rules/announce.rule';
 import { CloseObsoleteRule } from './rules/close-obsolete.rule';
 import { FinishRule } from './rules/finish.rule';
@@ -23,7 +22,6 @@ const RULES = [CloseObsoleteRule, SequenceRule, ReplanRule, PlanNewRule, Announc
 
 /** Background transitions of scheduled cluster upgrades (every SCHEDULER_INTERVAL_SECONDS). */
 @Module({
-  imports: [ScheduleModule.forRoot()],
   providers: [
     SchedulerSql,
     UpgradeTransitions,

@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { BackgroundJob, JobStoppedError, PassContext } from '../../src/jobs/background-job';
 import { BackgroundJobs } from '../../src/jobs/background-jobs.service';
 import { LISTEN_RETRY_MS, LISTENER_APPLICATION_NAME } from '../../src/jobs/notify-listener';
@@ -206,6 +207,25 @@ describe('background jobs', () => {
     await sleep(50);
     expect(job.passes).toBe(1);
     await expect(loop.runPass()).rejects.toBeInstanceOf(JobStoppedError);
+  });
+
+  it('runs all five of the service\'s loops, each with its timer in the SchedulerRegistry and its passes counted', async () => {
+    const t = await startTestApp({ BACKGROUND_JOBS_ENABLED: 'true', RECONCILE_INTERVAL_SECONDS: '0.05', SCHEDULER_INTERVAL_SECONDS: '0.05', WEBHOOK_POLL_INTERVAL_MS: '50' });
+    try {
+      const loops = ['reconciler', 'scheduler', 'webhooks', 'dashboard-health', 'retention'];
+      const registry = t.get(SchedulerRegistry);
+      for (const name of loops) expect(registry.doesExist('interval', `job:${name}`)).toBe(true);
+      for (const job of ['reconciler', 'scheduler', 'webhooks']) {
+        const until = Date.now() + 10_000;
+        while (((await metric(t, 'cms_job_passes_total', { job, outcome: 'ok' })) ?? 0) === 0) {
+          if (Date.now() > until) throw new Error(`no pass of ${job} counted`);
+          await sleep(20);
+        }
+      }
+    } finally {
+      await t.close();
+    }
+    expect(t.get(SchedulerRegistry).getIntervals()).toEqual([]);
   });
 
   it('starts nothing without BACKGROUND_JOBS_ENABLED; a pass still runs when asked for directly', async () => {
