@@ -1,5 +1,6 @@
 import { ModulesContainer } from '@nestjs/core';
-import { polishOpenApi, publicOperations } from './common/openapi-polish';
+import { polishOpenApi } from './common/openapi-polish';
+import { describeOperations, publicOperations, readRoutes } from './common/route-docs';
 import { NestFactory } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -105,7 +106,8 @@ export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject
     )
     .addSecurityRequirements('token')
     .addSecurityRequirements('bearer');
-  return polishOpenApi(SwaggerModule.createDocument(app, builder.build()), publicOperations(app.get(ModulesContainer)));
+  const routes = readRoutes(app.get(ModulesContainer));
+  return polishOpenApi(describeOperations(SwaggerModule.createDocument(app, builder.build()), routes), publicOperations(routes));
 }
 
 export async function createApp(

@@ -2,16 +2,17 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { PlatformAdminOnly } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { QueryBoolean } from '../clusters/dto/validators';
 import { ClustersQueryService } from '../clusters/clusters-query.service';
 import { ClusterDetailQuery, ClusterResponse } from '../clusters/dto/cluster.dto';
 import { ClusterView } from '../clusters/cluster-view';
+import { CLUSTER_SORTABLE } from '../clusters/clusters.controller';
 import { UpdateClusterCommand, UpdateClusterUseCase } from '../clusters/use-cases/update-cluster.use-case';
 import { OrganisationEntity } from '../organisations/organisation.entity';
 
@@ -41,7 +42,7 @@ export class AdminUpdateClusterRequest {
 }
 
 /** Platform operators' view of every organisation's clusters (registered by ClustersModule). */
-@ApiTags('Admin')
+@ApiTags('Platform administration')
 @Controller('admin/v1/clusters')
 @PlatformAdminOnly()
 export class ClustersAdminController {
@@ -53,15 +54,26 @@ export class ClustersAdminController {
   ) {}
 
   @Get()
-  @ApiOperation({ summary: 'List all clusters of all organisations (platform administrators only; page form A)' })
-  @ApiPageResponse(ClusterResponse, 'A')
+  @ApiDoc({
+    summary: 'List all clusters of all organisations (platform administrators only; page form A)',
+    description:
+      'Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); ' +
+      '`includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty.',
+  })
+  @ApiPageResponse(ClusterResponse, { form: 'A', sortable: CLUSTER_SORTABLE })
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: AdminClusterListQuery) {
     return this.queries.listAll(query);
   }
 
   @Get(':clusterIdentity')
-  @ApiOperation({ summary: 'One cluster of any organisation by identity (the original admin client; actualState included by default)' })
+  @ApiDoc({
+    summary: 'One cluster of any organisation by identity (the original admin client; actualState included by default)',
+    description:
+      'One cluster of any organisation by its identity, as the original admin client reads it: actualState and cpu/memory are ' +
+      'included unless `includeDetails=false` or `show-compute=false`.',
+    errors: '404 when no cluster that is not deleted has this identity (also for a value that is not a UUID).',
+  })
   @ApiParam({ name: 'clusterIdentity', format: 'uuid' })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors()
@@ -74,8 +86,13 @@ export class ClustersAdminController {
   }
 
   @Put(':clusterIdentity')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH',
+    description:
+      'Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the ' +
+      "running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster " +
+      'PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400).',
+    errors: '404 when the cluster does not exist; 409 while it is not started or stopped.',
   })
   @ApiParam({ name: 'clusterIdentity', format: 'uuid' })
   @ApiOkResponse({ type: ClusterResponse })

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, PlatformAdminOnly, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
 import {
@@ -11,6 +11,7 @@ import {
   ScheduledClusterUpgradeResponse,
   UpdateScheduledClusterUpgradeRequest,
 } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
+import { UPGRADE_SORTABLE } from '../upgrades/scheduled-cluster-upgrades.controller';
 import { UpgradesService } from '../upgrades/upgrades.service';
 
 const upgradeIdentity = new ParseUUIDPipe({
@@ -18,15 +19,18 @@ const upgradeIdentity = new ParseUUIDPipe({
 });
 
 /** Platform administrators schedule and move upgrades of any organisation's clusters. */
-@ApiTags('Admin: scheduled cluster upgrades')
+@ApiTags('Platform administration')
 @PlatformAdminOnly()
 @Controller('admin/v1/scheduled-cluster-upgrades')
 export class ScheduledUpgradesAdminController {
   constructor(private readonly upgrades: UpgradesService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List scheduled cluster upgrades of every organisation (platform administrators; page form A)' })
-  @ApiPageResponse(ScheduledClusterUpgradeResponse, 'A')
+  @ApiDoc({
+    summary: 'List scheduled cluster upgrades of every organisation (platform administrators; page form A)',
+    description: 'Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list.',
+  })
+  @ApiPageResponse(ScheduledClusterUpgradeResponse, { form: 'A', sortable: UPGRADE_SORTABLE })
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: ScheduledClusterUpgradeQuery) {
     return this.upgrades.list(null, query);
@@ -34,7 +38,16 @@ export class ScheduledUpgradesAdminController {
 
   @Post()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Schedule an upgrade of a cluster in a given window (platform administrators)' })
+  @ApiDoc({
+    summary: 'Schedule an upgrade of a cluster in a given window (platform administrators)',
+    description:
+      'Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs ' +
+      '(else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, ' +
+      "the window moves into the cluster's first maintenance window starting at or after windowStart. With " +
+      '`fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the ' +
+      'administrator who scheduled it; audited.',
+    errors: '404 when the cluster does not exist; 409 when the cluster already has an open upgrade.',
+  })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The cluster already has an open upgrade' })
   create(@CurrentPrincipal() p: Principal, @Body() body: CreateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
@@ -42,7 +55,11 @@ export class ScheduledUpgradesAdminController {
   }
 
   @Get(':identity')
-  @ApiOperation({ summary: 'One scheduled cluster upgrade of any organisation (platform administrators)' })
+  @ApiDoc({
+    summary: 'One scheduled cluster upgrade of any organisation (platform administrators)',
+    description: 'One scheduled upgrade of any organisation by identity.',
+    errors: '400 when the identity is not a UUID; 404 when it does not exist.',
+  })
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors()
@@ -51,7 +68,13 @@ export class ScheduledUpgradesAdminController {
   }
 
   @Delete(':identity')
-  @ApiOperation({ summary: 'Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)' })
+  @ApiDoc({
+    summary: 'Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)',
+    description:
+      'Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the ' +
+      'organisation DELETE.',
+    errors: '404 when it does not exist; 409 when it has started or ended.',
+  })
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })
@@ -60,8 +83,13 @@ export class ScheduledUpgradesAdminController {
   }
 
   @Put(':identity')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)",
+    description:
+      "The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set " +
+      'is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must ' +
+      'equal the one in the path (400). Audited.',
+    errors: '404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.',
   })
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
@@ -79,7 +107,14 @@ export class ScheduledUpgradesAdminController {
 
   @Patch(':identity')
   @ApiParam({ name: 'identity', format: 'uuid' })
-  @ApiOperation({ summary: 'Move the window or change the target of an upgrade that has not started (platform administrators)' })
+  @ApiDoc({
+    summary: 'Move the window or change the target of an upgrade that has not started (platform administrators)',
+    description:
+      'Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than ' +
+      'the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, ' +
+      'so the new plan is announced again. Audited.',
+    errors: '404 when it does not exist; 409 when it has started or ended.',
+  })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })
   update(

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { CatalogService } from './catalog.service';
 import {
@@ -26,11 +26,11 @@ export class OrgCatalogController {
 
   @Get('cloud-providers')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Cloud providers, by default in the interface\'s type order (platform_1, platform_2, byon, platform_3, empty, platform_4, platform_5, platform_6, none, platform_7)',
-    description: `${RESTRICTION_NOTE} Sortable by type, name, slug, available.`,
+    description: RESTRICTION_NOTE,
   })
-  @ApiPageResponse(CloudProviderResponse, 'A')
+  @ApiPageResponse(CloudProviderResponse, { form: 'A', sortable: ['type', 'name', 'slug', 'available'] })
   @ApiStandardErrors({ notFound: false })
   providers(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.catalog.providersPage(ctx.organisation, query);
@@ -38,9 +38,12 @@ export class OrgCatalogController {
 
   @Get('cloud-providers/:provider/regions')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "A provider's regions (provider by slug or type value)", description: `${RESTRICTION_NOTE} Sortable by slug, name, available, restricted.` })
+  @ApiDoc({
+    summary: "A provider's regions (provider by slug or type value)",
+    description: RESTRICTION_NOTE,
+  })
   @ApiParam({ name: 'provider', example: 'platform_1' })
-  @ApiPageResponse(CloudProviderRegionResponse, 'A')
+  @ApiPageResponse(CloudProviderRegionResponse, { form: 'A', sortable: ['slug', 'name', 'available', 'restricted'] })
   @ApiStandardErrors()
   regions(@OrgContext() ctx: OrganisationContext, @Param('provider') provider: string, @Query() query: PageQueryDto) {
     return this.catalog.regionsPage(ctx.organisation, provider, query);
@@ -48,10 +51,13 @@ export class OrgCatalogController {
 
   @Get('cloud-providers/:provider/regions/:region/availability-zones')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "A region's availability zones", description: `${RESTRICTION_NOTE} Sortable by slug, name.` })
+  @ApiDoc({
+    summary: "A region's availability zones",
+    description: RESTRICTION_NOTE,
+  })
   @ApiParam({ name: 'provider', example: 'platform_1' })
   @ApiParam({ name: 'region', example: 'eu-central-1' })
-  @ApiPageResponse(CloudProviderRegionAvailabilityZoneResponse, 'A')
+  @ApiPageResponse(CloudProviderRegionAvailabilityZoneResponse, { form: 'A', sortable: ['slug', 'name'] })
   @ApiStandardErrors()
   zones(
     @OrgContext() ctx: OrganisationContext,
@@ -64,11 +70,11 @@ export class OrgCatalogController {
 
   @Get('cloud-profiles')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Public cloud profiles to choose from when creating a cloud account (by identity or slug)',
-    description: `${RESTRICTION_NOTE} Default order: provider type order, then slug; sortable by type, slug, displayName, enabled.`,
+    description: RESTRICTION_NOTE,
   })
-  @ApiPageResponse(CloudProfileResponse, 'B')
+  @ApiPageResponse(CloudProfileResponse, { form: 'B', sortable: ['type', 'slug', 'displayName', 'enabled'], defaultOrder: 'provider type order, then slug' })
   @ApiStandardErrors({ notFound: false })
   cloudProfiles(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.catalog.cloudProfilesPage(ctx.organisation, query);
@@ -76,8 +82,13 @@ export class OrgCatalogController {
 
   @Get('update-channels')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Update channels and the version each one currently points to; sortable by name, available' })
-  @ApiPageResponse(UpdateChannelResponse, 'B')
+  @ApiDoc({
+    summary: 'Update channels and the version each one currently points to; sortable by name, available',
+    description:
+      'The update channels (such as stable) with the version each one points to now; a cluster may follow a channel (its ' +
+      '`updateChannel`).',
+  })
+  @ApiPageResponse(UpdateChannelResponse, { form: 'B', sortable: ['name', 'available'], defaultOrder: 'name' })
   @ApiStandardErrors({ notFound: false })
   updateChannels(@Query() query: PageQueryDto) {
     return this.catalog.updateChannelsPage(query);
@@ -85,7 +96,10 @@ export class OrgCatalogController {
 
   @Get('environments/types')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Environment types an environment of this organisation may have' })
+  @ApiDoc({
+    summary: 'Environment types an environment of this organisation may have',
+    description: 'The values the `type` of an environment of this organisation may take, as a plain array of strings.',
+  })
   @ApiOkResponse({ schema: { type: 'array', items: { type: 'string', enum: [...ENVIRONMENT_TYPES] }, example: [...ENVIRONMENT_TYPES] } })
   @ApiStandardErrors({ badRequest: false, notFound: false })
   environmentTypes(): string[] {

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
 import { CloudAccountsService } from './cloud-accounts.service';
@@ -24,8 +24,13 @@ export class CloudAccountsController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'List the cloud accounts of the organisation (page form B), optionally filtered' })
-  @ApiPageResponse(CloudAccountResponse, 'B')
+  @ApiDoc({
+    summary: 'List the cloud accounts of the organisation (page form B), optionally filtered',
+    description:
+      '`display-name` keeps the accounts whose display name contains the text (case-insensitive); `cloud-provider-slug` keeps ' +
+      'those of one provider.',
+  })
+  @ApiPageResponse(CloudAccountResponse, { form: 'B', sortable: ['displayName', 'enabled', 'createdAt', 'modifiedAt'] })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: CloudAccountListQuery) {
     return this.accounts.list(ctx.organisation, query);
@@ -34,7 +39,13 @@ export class CloudAccountsController {
   @Post()
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: 'Create a cloud account from a cloud profile of the catalog' })
+  @ApiDoc({
+    summary: 'Create a cloud account from a cloud profile of the catalog',
+    description:
+      'Creates a cloud account from an enabled cloud profile of the catalog (its identity or slug), which decides the ' +
+      'provider. A profile that is unknown, disabled, or of a provider not available to the organisation is 400. The account ' +
+      'starts without credentials: add them with the credentials POST of its platform.',
+  })
   @ApiOkResponse({ type: CloudAccountResponse })
   @ApiStandardErrors({ notFound: false })
   create(@OrgContext() ctx: OrganisationContext, @Body() body: CreateCloudAccountRequest) {
@@ -43,7 +54,11 @@ export class CloudAccountsController {
 
   @Get(':cloudAccountIdentity')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Get one cloud account' })
+  @ApiDoc({
+    summary: 'Get one cloud account',
+    description: 'One cloud account with its provider, enabled flag and primary credentials (no secrets).',
+    errors: '404 when the account is not in the organisation.',
+  })
   @ApiParam({ name: 'cloudAccountIdentity', format: 'uuid' })
   @ApiOkResponse({ type: CloudAccountResponse })
   @ApiStandardErrors()
@@ -53,7 +68,14 @@ export class CloudAccountsController {
 
   @Patch(':cloudAccountIdentity')
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: 'Change the display name, enable or disable, or choose the primary credentials' })
+  @ApiDoc({
+    summary: 'Change the display name, enable or disable, or choose the primary credentials',
+    description:
+      'Changes the display name or the enabled flag, or makes other credentials of the account primary ' +
+      '(`primaryCloudCredentials`, which must be credentials of this account, else 400). Only the given fields change; ' +
+      'changes are audited.',
+    errors: '404 when the account is not in the organisation.',
+  })
   @ApiParam({ name: 'cloudAccountIdentity', format: 'uuid' })
   @ApiOkResponse({ type: CloudAccountResponse })
   @ApiStandardErrors()
@@ -68,8 +90,12 @@ export class CloudAccountsController {
   @Delete(':cloudAccountIdentity')
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Delete a cloud account and its credentials; refused while a cluster uses it or one of its clusters was deleted less than 24 hours ago',
+    description:
+      'Deletes the cloud account and its credentials. Refused with 409 while a cluster that is not deleted uses it, and for ' +
+      '24 hours after the last of its clusters was deleted (the message says from when it can be deleted).',
+    errors: '404 when the account is not in the organisation.',
   })
   @ApiParam({ name: 'cloudAccountIdentity', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Deleted' })

@@ -1,7 +1,7 @@
 import { Controller, Get, Header, Param } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ClusterAccessService } from './cluster-access.service';
 import { ClusterOidcConfigResponse } from './dto/cluster-access.dto';
 
@@ -17,7 +17,7 @@ export class ClusterAccessController {
 
   @Get('oidc-config')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "The cluster's API endpoint, CA certificate and OIDC client",
     description: 'Available once the control plane is provisioned (409 before). VIEWER callers get `clientSecret` redacted.',
   })
@@ -35,12 +35,13 @@ export class ClusterAccessController {
   @RequireOrgRole('MEMBER')
   @Header('content-type', 'application/yaml; charset=utf-8')
   @ApiProduces('application/yaml')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'A kubeconfig for the cluster that logs in with OIDC (kubectl oidc-login exec plugin)',
     description:
       "YAML with the cluster's server and CA (certificate-authority-data) and a user running " +
       '`kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. ' +
-      'MEMBER and above: it carries the OIDC client secret, which VIEWER callers may not see. 409 before the control plane is provisioned.',
+      'It carries the OIDC client secret, which VIEWER callers may not see.',
+    errors: '409 before the control plane is provisioned.',
   })
   @ApiOkResponse({ description: 'The kubeconfig', content: { 'application/yaml': { schema: { type: 'string' } } } })
   @ApiStandardErrors({ conflict: NOT_PROVISIONED })

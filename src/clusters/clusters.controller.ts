@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterView } from './cluster-view';
 import { ClustersQueryService } from './clusters-query.service';
@@ -16,6 +16,35 @@ import {
 import { CreateClusterCommand, CreateClusterUseCase } from './use-cases/create-cluster.use-case';
 import { UpdateClusterCommand, UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
+/**
+ * A complete create request, where a newcomer most needs one. It works as it stands once `cloudAccountIdentity` is
+ * one of the caller's accounts (GET .../cloud-accounts); test/common/try-it-out.e2e-spec.ts posts it.
+ */
+const CREATE_CLUSTER_EXAMPLE = {
+  summary: 'A cluster with two node pools',
+  description:
+    'Replace cloudAccountIdentity with the identity of one of your cloud accounts on platform_1 ' +
+    '(GET /api/v1/orgs/{organisationSlug}/cloud-accounts). Regions, node types and versions come from the catalog ' +
+    '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
+  value: {
+    name: 'web',
+    cloudAccountIdentity: '00000000-0000-4000-8000-000000000000',
+    region: 'eu-central-1',
+    version: '1.31.6',
+    description: 'Customer-facing web shop',
+    clusterPodSubnet: { ipRange: '10.244.0.0/16' },
+    serviceSubnet: { ipRange: '10.96.0.0/12' },
+    enableAutoUpgrade: true,
+    updateChannel: 'stable',
+    nodePools: [
+      { name: 'system', nodeSize: 'm5.large', minSize: 2, maxSize: 3 },
+      { name: 'workers', nodeSize: 'm5.xlarge', minSize: 2, maxSize: 6, autoScaling: true, labels: { tier: 'web' } },
+    ],
+  },
+};
+
+/** The properties cluster lists sort by: the allow-list of ClustersQueryService, in its order. */
+export const CLUSTER_SORTABLE = ['id', 'name', 'slug', 'status', 'region', 'version', 'cloudProvider', 'createdAt', 'modifiedAt'] as const;
 
 @ApiTags('Clusters')
 @Controller('api/v1/orgs/:organisationSlug')
@@ -30,8 +59,14 @@ export class ClustersController {
 
   @Get('clusters')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "List the organisation's clusters (optionally those using one maintenance schedule)" })
-  @ApiPageResponse(ClusterResponse, 'B')
+  @ApiDoc({
+    summary: "List the organisation's clusters (optionally those using one maintenance schedule)",
+    description:
+      'Every cluster of the organisation that is not deleted, across its environments. `maintenanceSchedule` (a schedule ' +
+      'identity) keeps the clusters that use that schedule; `includeDetails` adds actualState and `show-compute` fills cpu ' +
+      'and memory.',
+  })
+  @ApiPageResponse(ClusterResponse, { form: 'B', sortable: CLUSTER_SORTABLE })
   @ApiStandardErrors({ notFound: false })
   listForOrganisation(@OrgContext() ctx: OrganisationContext, @Query() query: ClusterOrgListQuery) {
     return this.queries.listForOrganisation(ctx.organisation, query);
@@ -40,8 +75,12 @@ export class ClustersController {
   @Get('cloud-accounts/:cloudAccountIdentity/clusters')
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'cloudAccountIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'List the clusters using a cloud account' })
-  @ApiPageResponse(ClusterResponse, 'B')
+  @ApiDoc({
+    summary: 'List the clusters using a cloud account',
+    description: 'The clusters (not deleted) that run on the given cloud account of the organisation, e.g. to see what blocks deleting the account.',
+    errors: '404 when the cloud account is not in the organisation.',
+  })
+  @ApiPageResponse(ClusterResponse, { form: 'B', sortable: CLUSTER_SORTABLE })
   @ApiStandardErrors()
   listForCloudAccount(
     @OrgContext() ctx: OrganisationContext,
@@ -54,8 +93,14 @@ export class ClustersController {
   @Get('clusters/:environmentSlug')
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'environmentSlug' })
-  @ApiOperation({ summary: "List an environment's clusters (show-compute fills cpu and memory)" })
-  @ApiPageResponse(ClusterResponse, 'B')
+  @ApiDoc({
+    summary: "List an environment's clusters (show-compute fills cpu and memory)",
+    description:
+      'The clusters (not deleted) of one environment. `show-compute` fills cpu and memory from the node pools; ' +
+      '`includeDetails` adds actualState.',
+    errors: '404 when the environment does not exist in the organisation.',
+  })
+  @ApiPageResponse(ClusterResponse, { form: 'B', sortable: CLUSTER_SORTABLE })
   @ApiStandardErrors()
   listForEnvironment(
     @OrgContext() ctx: OrganisationContext,
@@ -69,11 +114,12 @@ export class ClustersController {
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'environmentSlug' })
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create a cluster',
     description:
       'Answers the cluster in status `new` (provisionStatus `ACCEPTED`, desiredStatus `starting`); the reconciler provisions and starts it step by step.',
   })
+  @ApiBody({ type: CreateClusterRequest, examples: { complete: CREATE_CLUSTER_EXAMPLE } })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors({ conflict: 'Slug taken in the environment, or the clustersPerCustomer quota is reached' })
   async create(
@@ -89,7 +135,13 @@ export class ClustersController {
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'environmentSlug' })
   @ApiParam({ name: 'clusterSlug' })
-  @ApiOperation({ summary: 'Get one cluster' })
+  @ApiDoc({
+    summary: 'Get one cluster',
+    description:
+      'One cluster by environment and cluster slug, with its node pools, addons, network settings and status. ' +
+      '`includeDetails` adds actualState (what the provider reports); `show-compute` fills cpu and memory.',
+    errors: '404 when the environment or the cluster does not exist (a deleted cluster is not found).',
+  })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors()
   get(
@@ -108,7 +160,7 @@ export class ClustersController {
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'environmentSlug' })
   @ApiParam({ name: 'clusterSlug' })
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Update a cluster',
     description:
       '`status` requests a transition (starting from stopped, stopping from started, deleting from provisioned, started, stopped or unknown); ' +
@@ -131,9 +183,10 @@ export class ClustersController {
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'environmentSlug' })
   @ApiParam({ name: 'clusterSlug' })
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Delete a cluster (alias of PATCH {status: "deleting"})',
-    description: 'Answers 200 with the cluster, desiredStatus `deleting`; the reconciler deletes it. 409 while deleteProtection is on or the status does not allow it.',
+    description: 'Answers 200 with the cluster, desiredStatus `deleting`; the reconciler deletes it.',
+    errors: '409 while deleteProtection is on or the status does not allow it.',
   })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors({ conflict: 'Delete protection, or deleting is not allowed from the current status' })

@@ -1,28 +1,64 @@
-import { applyDecorators } from '@nestjs/common';
-import { ApiResponse } from '@nestjs/swagger';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
+import { ApiOperation, ApiResponse } from '@nestjs/swagger';
 import { ErrorBodyDto } from './errors';
+
+/**
+ * How an operation is documented, on its handler:
+ *
+ *   @Get(':slug') @RequireOrgRole('MEMBER')
+ *   @ApiDoc({ summary: 'Read one widget', description: 'One widget by slug, with ...', errors: '404 when no widget has this slug.' })
+ *   @ApiOkResponse({ type: WidgetResponse }) @ApiStandardErrors()
+ *
+ * Write what only a person knows: what the operation does, what it answers, its own error cases. What the code
+ * declares is added to the document from the route (src/common/route-docs.ts), after `description` and before
+ * `errors`: the paging sentence (@ApiPageResponse), who may call it (@Public, @PlatformAdminOnly,
+ * @RequireOrgRole), the READ_ONLY token rule for operations that are not reads, and the 401/403 answers.
+ * test/common/operation-docs.e2e-spec.ts fails when written text contradicts those declarations.
+ */
+export interface OperationDoc {
+  /** One line, shown in the list of operations. */
+  summary: string;
+  /** What the operation does and answers, in sentences; not who may call it, nor paging. */
+  description?: string;
+  /** The operation's own error cases, written after the generated sentences (e.g. '404 when the cluster does not exist.'). */
+  errors?: string;
+  /**
+   * Who may call it, only on a route without a role guard whose service checks more than authentication; it
+   * replaces the generated "Any authenticated user may call it" (the test refuses it on a guarded route). Such an
+   * operation declares its own 403 answer too.
+   */
+  access?: string;
+}
+
+/** Metadata key of the OperationDoc on a handler. */
+export const OPERATION_DOC = 'api:operation-doc';
+
+/** Documents an operation: @ApiOperation with the written text, plus what route-docs.ts composes around it. */
+export function ApiDoc(doc: OperationDoc) {
+  return applyDecorators(
+    ApiOperation({ summary: doc.summary, ...(doc.description ? { description: doc.description } : {}) }),
+    SetMetadata(OPERATION_DOC, doc),
+  );
+}
 
 interface ErrorDocOptions {
   badRequest?: boolean;
-  forbidden?: boolean;
   notFound?: boolean;
   conflict?: boolean | string;
 }
 
-/** Documents the error answers every operation may give, all with the one error body. */
+/**
+ * Documents the error answers an operation may give besides those of its guards, all with the one error body.
+ * 401 and 403 come from the guards (route-docs.ts): an operation does not state them.
+ */
 export function ApiStandardErrors(opts: ErrorDocOptions = {}) {
   const decorators = [
-    ApiResponse({ status: 401, description: 'Missing, unknown, revoked or expired credential', type: ErrorBodyDto }),
     ApiResponse({ status: 429, description: 'Rate limited; see Retry-After', type: ErrorBodyDto }),
     ApiResponse({ status: 500, description: 'Internal server error', type: ErrorBodyDto }),
     ApiResponse({ status: 503, description: 'Database unreachable', type: ErrorBodyDto }),
   ];
   if (opts.badRequest !== false)
     decorators.push(ApiResponse({ status: 400, description: 'Invalid request; `errors` names each field', type: ErrorBodyDto }));
-  if (opts.forbidden !== false)
-    decorators.push(
-      ApiResponse({ status: 403, description: 'Not a member of the organisation, or the role does not allow it', type: ErrorBodyDto }),
-    );
   if (opts.notFound !== false) decorators.push(ApiResponse({ status: 404, description: 'Resource not found', type: ErrorBodyDto }));
   if (opts.conflict)
     decorators.push(

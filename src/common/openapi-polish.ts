@@ -1,17 +1,20 @@
-import { RequestMethod } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
-import { ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { getMetadataStorage } from 'class-validator';
-import { IS_PUBLIC } from '../auth/principal';
-import { OPERATION_DESCRIPTIONS } from './operation-descriptions';
 
 /**
- * Finishing touches on the generated OpenAPI document, applied in one place rather than on every
- * controller: descriptions of operations the code only summarises (operation-descriptions.ts), declared and
- * ordered tags, one group for platform administration, typed path parameters,
- * `security: []` on public operations, and per-status error examples including 413/415 on operations
- * that take a body.
+ * Document-wide finishing touches on the generated OpenAPI document. Each operation's own facts are declared on
+ * its handler (@ApiDoc, @ApiPageResponse, @ApiStandardErrors, @ApiParam, @ApiSecurity, @ApiTags), and what
+ * its guards imply (who may call it, paging, READ_ONLY, 401/403, `security: []` when public) is generated from
+ * the route metadata by route-docs.ts. What remains here is what a decorator cannot express, or could only by
+ * repeating the same decorator on every operation or parameter:
+ * - the document-level objects: tag order and descriptions, `servers`, the error examples and headers under
+ *   `components`, and the security schemes of the alert webhook's own tenant token;
+ * - rules over every operation: the one error body and example per status; 400/404/500 everywhere; 413 and 415
+ *   where a body is taken; Retry-After on 429; the RateLimit headers on every metered answer;
+ * - rules over every path parameter of a name: slugs typed with their pattern and a coherent example set,
+ *   `...Identity` as UUIDs (one rule per name instead of an @ApiParam copy in each controller);
+ * - bounds stated from facts: what the class-validator decorators of request DTOs enforce, UUID and path
+ *   parameter lengths, integer formats and ranges (applyBounds).
  */
 
 /** Tag order in Swagger UI: the order a newcomer needs them, with what each group is for. */
@@ -66,7 +69,10 @@ const RATE_LIMIT_HEADER_REFS = Object.fromEntries(
   ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((name) => [name, { $ref: `#/components/headers/${name}` }]),
 );
 
-/** Public operations that check a credential of their own instead of a user's. */
+/**
+ * Security schemes of a credential that is not a user's: the alert webhook checks its tenant's token (its handler
+ * names them with @ApiSecurity). The node join token is declared with the user credentials in app.factory.ts.
+ */
 const OWN_CREDENTIAL_SCHEMES = {
   alertWebhookToken: {
     type: 'http' as const,
@@ -79,9 +85,6 @@ const OWN_CREDENTIAL_SCHEMES = {
     name: 'X-Alert-Token',
     description: "The monitoring tenant's alert webhook token, in X-Alert-Token instead of Authorization",
   },
-};
-const OWN_CREDENTIAL_OPERATIONS: Record<string, Record<string, string[]>[]> = {
-  'post /api/v1/observability/{tenantSlug}/alerts/webhook': [{ alertWebhookToken: [] }, { alertWebhookTokenHeader: [] }],
 };
 
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
@@ -98,67 +101,10 @@ const SLUG_EXAMPLES: Record<string, string> = {
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
 type Operation = {
-  operationId?: string;
-  description?: string;
   tags?: string[];
   parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
   requestBody?: unknown;
   responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
-  security?: unknown[];
-};
-
-/** "METHOD /path/{param}" of every route marked @Public(). */
-export function publicOperations(modules: ModulesContainer): Set<string> {
-  const out = new Set<string>();
-  for (const mod of modules.values()) {
-    for (const wrapper of mod.controllers.values()) {
-      const type = wrapper.metatype as (new (...a: never[]) => unknown) | undefined;
-      if (!type?.prototype) continue;
-      const classPublic = Reflect.getMetadata(IS_PUBLIC, type) === true;
-      const base = String(Reflect.getMetadata(PATH_METADATA, type) ?? '');
-      for (const name of Object.getOwnPropertyNames(type.prototype)) {
-        const handler = (type.prototype as Record<string, unknown>)[name];
-        if (name === 'constructor' || typeof handler !== 'function') continue;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (method === undefined) continue;
-        if (!classPublic && Reflect.getMetadata(IS_PUBLIC, handler) !== true) continue;
-        const sub = String(Reflect.getMetadata(PATH_METADATA, handler) ?? '');
-        const full = `/${[base, sub].map((p) => p.replace(/^\/+|\/+$/g, '')).filter(Boolean).join('/')}`.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-        out.add(`${RequestMethod[method].toLowerCase()} ${full}`);
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * Complete request examples for operations where a newcomer most needs one. The create-cluster example works
- * as it stands once `cloudAccountIdentity` is one of the caller's accounts (GET .../cloud-accounts); a test
- * posts it (test/common/try-it-out.e2e-spec.ts).
- */
-export const REQUEST_EXAMPLES: Record<string, { summary: string; description: string; value: Record<string, unknown> }> = {
-  ClustersController_create: {
-    summary: 'A cluster with two node pools',
-    description:
-      'Replace cloudAccountIdentity with the identity of one of your cloud accounts on platform_1 ' +
-      '(GET /api/v1/orgs/{organisationSlug}/cloud-accounts). Regions, node types and versions come from the catalog ' +
-      '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
-    value: {
-      name: 'web',
-      cloudAccountIdentity: '00000000-0000-4000-8000-000000000000',
-      region: 'eu-central-1',
-      version: '1.31.6',
-      description: 'Customer-facing web shop',
-      clusterPodSubnet: { ipRange: '10.244.0.0/16' },
-      serviceSubnet: { ipRange: '10.96.0.0/12' },
-      enableAutoUpgrade: true,
-      updateChannel: 'stable',
-      nodePools: [
-        { name: 'system', nodeSize: 'm5.large', minSize: 2, maxSize: 3 },
-        { name: 'workers', nodeSize: 'm5.xlarge', minSize: 2, maxSize: 6, autoScaling: true, labels: { tier: 'web' } },
-      ],
-    },
-  },
 };
 
 export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenAPIObject {
@@ -167,9 +113,6 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     for (const [method, raw] of Object.entries(item as Record<string, Operation>)) {
       if (!raw || typeof raw !== 'object' || !('responses' in raw)) continue;
       const op = raw;
-      // A description written in the code wins; the others come from operation-descriptions.ts.
-      if (!op.description && op.operationId && OPERATION_DESCRIPTIONS[op.operationId]) op.description = OPERATION_DESCRIPTIONS[op.operationId];
-      if (path.startsWith('/admin/')) op.tags = ['Platform administration'];
       for (const t of op.tags ?? []) used.add(t);
       for (const p of op.parameters ?? []) {
         if (p.in !== 'path') continue;
@@ -187,17 +130,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
         p.schema = schema;
         p.required = true;
       }
-      // Public: no personal access token (the alert webhook still checks its own tenant token and keeps its 401).
-      // A scheme of the operation's own (the node join token of node registrations) stays.
-      if (publicOps.has(`${method} ${path}`)) {
-        op.security = ((op.security ?? []) as Record<string, unknown>[]).filter((req) => !('token' in req) && !('bearer' in req));
-      }
-      const example = REQUEST_EXAMPLES[(op as { operationId?: string }).operationId ?? ''];
-      const json = (op.requestBody as { content?: Record<string, { examples?: Record<string, unknown> }> } | undefined)?.content?.['application/json'];
-      if (example && json) json.examples = { complete: example };
-      // Every operation may answer 400, 403, 404 and 500 (public ones have no role to refuse).
+      // Every operation may answer 400, 404 and 500 (401 and 403 follow from its guards: route-docs.ts).
       op.responses['400'] ??= { description: 'Invalid request (path, query or body); `errors` names each field' };
-      if (!publicOps.has(`${method} ${path}`)) op.responses['403'] ??= { description: 'The role or token type does not allow this operation' };
       op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
       op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
@@ -207,7 +141,6 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       if (op.responses['429']) {
         op.responses['429'].headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
       }
-      if (OWN_CREDENTIAL_OPERATIONS[`${method} ${path}`]) op.security = OWN_CREDENTIAL_OPERATIONS[`${method} ${path}`];
       // Rate limits apply to every operation that needs a credential (see RATE_LIMIT_HEADERS).
       if (!publicOps.has(`${method} ${path}`)) {
         for (const [status, response] of Object.entries(op.responses)) {

@@ -1,4 +1,4 @@
-import { applyDecorators, Type } from '@nestjs/common';
+import { applyDecorators, SetMetadata, Type } from '@nestjs/common';
 import { ApiExtraModels, ApiOkResponse, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsInt, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
@@ -181,13 +181,34 @@ export class PageFormBDto extends PageBase {
   @ApiProperty({ type: [SortObjectDto] }) sort: SortObjectDto[];
 }
 
-/** Documents a 200 answering a page (form A or B) of `model`. */
-export function ApiPageResponse(model: Type<unknown>, form: SortForm, description?: string) {
-  const envelope = form === 'A' ? PageFormADto : PageFormBDto;
+/**
+ * A list operation's paging declaration: the page form it answers and the properties it can sort by, i.e. the
+ * keys of the sort allow-list its query passes to `toPageRequest`, in that order (the order its 400 names them).
+ * The document's page schema and paging sentence are generated from it (src/common/route-docs.ts), and
+ * test/common/operation-docs.e2e-spec.ts calls every declared list to check the declaration against what the
+ * list answers: the page form, and the allow-list its 400 for an unknown sort property names.
+ */
+export interface PagingDoc {
+  form: SortForm;
+  sortable: readonly string[];
+  /** The order without `sort`, in words, when it is worth saying (e.g. 'createdAt descending (newest first)'). */
+  defaultOrder?: string;
+}
+
+/** Metadata key of the paging declaration on a handler. */
+export const PAGING_DOC = 'api:paging';
+
+/**
+ * Declares that the handler answers a page of `model` (see PagingDoc): the 200 response schema, and the
+ * declaration the operation's description is generated from.
+ */
+export function ApiPageResponse(model: Type<unknown>, paging: PagingDoc, description?: string) {
+  const envelope = paging.form === 'A' ? PageFormADto : PageFormBDto;
   return applyDecorators(
+    SetMetadata(PAGING_DOC, paging),
     ApiExtraModels(envelope, model),
     ApiOkResponse({
-      description: description ?? `Page (form ${form}) of ${model.name}`,
+      description: description ?? `Page (form ${paging.form}) of ${model.name}`,
       schema: {
         allOf: [
           { $ref: getSchemaPath(envelope) },

@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import {
@@ -27,8 +27,11 @@ export class EnvironmentsController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'List the environments of the organisation (page form A)' })
-  @ApiPageResponse(EnvironmentResponse, 'A')
+  @ApiDoc({
+    summary: 'List the environments of the organisation (page form A)',
+    description: 'The environments of the organisation that are not deleted; `show-compute` adds the cpu and memory of their clusters.',
+  })
+  @ApiPageResponse(EnvironmentResponse, { form: 'A', sortable: ['id', 'name', 'slug', 'type', 'createdAt', 'modifiedAt'] })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: EnvironmentListQuery) {
     return this.environments.list(ctx.organisation, query, query['show-compute'] === true);
@@ -37,7 +40,14 @@ export class EnvironmentsController {
   @Post()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Create an environment; its slug is derived from the name and unique in the organisation' })
+  @ApiDoc({
+    summary: 'Create an environment; its slug is derived from the name and unique in the organisation',
+    description:
+      'Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 ' +
+      "characters) and must be unique among the organisation's environments; a name without letters or digits, or one whose " +
+      'slug is a word reserved in environment paths (such as `count`, `types`), is 400.',
+    errors: '409 when the slug is taken.',
+  })
   @ApiOkResponse({ type: EnvironmentResponse })
   @ApiStandardErrors({ notFound: false, conflict: 'An environment with the same slug exists' })
   create(@OrgContext() ctx: OrganisationContext, @Body() body: CreateEnvironmentRequest) {
@@ -46,7 +56,10 @@ export class EnvironmentsController {
 
   @Get('count')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Count the environments of the organisation' })
+  @ApiDoc({
+    summary: 'Count the environments of the organisation',
+    description: 'The number of environments of the organisation that are not deleted.',
+  })
   @ApiOkResponse({ type: CountResponse })
   @ApiStandardErrors({ notFound: false, badRequest: false })
   count(@OrgContext() ctx: OrganisationContext) {
@@ -55,7 +68,11 @@ export class EnvironmentsController {
 
   @Get(':environmentSlug')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Get one environment' })
+  @ApiDoc({
+    summary: 'Get one environment',
+    description: 'One environment by slug; `show-compute` adds the cpu and memory of its clusters.',
+    errors: '404 when the environment does not exist in the organisation.',
+  })
   @ApiOkResponse({ type: EnvironmentResponse })
   @ApiStandardErrors()
   get(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') slug: string, @Query() query: ShowComputeQuery) {
@@ -64,7 +81,13 @@ export class EnvironmentsController {
 
   @Patch(':environmentSlug')
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Change name, description, purpose or type; the slug stays' })
+  @ApiDoc({
+    summary: 'Change name, description, purpose or type; the slug stays',
+    description:
+      'Changes the name, description, purpose or type of the environment; only the given fields change. The slug, and so ' +
+      'every URL of the environment, stays as created.',
+    errors: '404 when the environment does not exist.',
+  })
   @ApiOkResponse({ type: EnvironmentResponse })
   @ApiStandardErrors()
   update(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') slug: string, @Body() body: UpdateEnvironmentRequest) {
@@ -74,7 +97,13 @@ export class EnvironmentsController {
   @Delete(':environmentSlug')
   @HttpCode(204)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Delete an environment (refused while it holds clusters that are not deleted)' })
+  @ApiDoc({
+    summary: 'Delete an environment (refused while it holds clusters that are not deleted)',
+    description:
+      'Deletes the environment (soft delete, audited). Refused with 409 while it still holds clusters that are not deleted: ' +
+      'delete those first.',
+    errors: '404 when the environment does not exist.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ conflict: 'The environment still holds clusters' })
   async delete(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') slug: string): Promise<void> {
@@ -83,10 +112,14 @@ export class EnvironmentsController {
 
   @Get(':environmentSlug/members')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Every organisation member with the kubernetesRole that applies in this environment (the override, else the organisation member's)",
+    description:
+      "Every member of the organisation with the kubernetesRole that applies in this environment: the environment's override " +
+      "where one is set, else the member's organisation-wide kubernetesRole.",
+    errors: '404 when the environment does not exist.',
   })
-  @ApiPageResponse(EnvironmentMemberResponse, 'A')
+  @ApiPageResponse(EnvironmentMemberResponse, { form: 'A', sortable: ['email', 'createdAt', 'kubernetesRole', 'memberIdentity'] })
   @ApiStandardErrors()
   members(@OrgContext() ctx: OrganisationContext, @Param('environmentSlug') slug: string, @Query() query: PageQueryDto) {
     return this.environments.members(ctx.organisation, slug, query);
@@ -95,8 +128,13 @@ export class EnvironmentsController {
   @Post(':environmentSlug/members/:memberIdentity')
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Add or change a member's kubernetesRole in this environment (ADMIN: it grants cluster access); answers the environment's member list",
+    description:
+      "Sets the member's kubernetesRole in this environment (an override of the organisation-wide role), creating or changing " +
+      "the override; audited. It grants cluster access, hence ADMIN. Only an OWNER may change an OWNER's access (403). " +
+      "Answers the environment's member list.",
+    errors: '404 when the environment or the membership does not exist.',
   })
   @ApiParam({ name: 'memberIdentity', format: 'uuid', description: 'Identity of the organisation membership' })
   @ApiOkResponse({ type: [EnvironmentMemberResponse] })
@@ -113,7 +151,13 @@ export class EnvironmentsController {
   @Delete(':environmentSlug/members/:memberIdentity')
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: "Remove a member's environment role; the organisation member's kubernetesRole applies again" })
+  @ApiDoc({
+    summary: "Remove a member's environment role; the organisation member's kubernetesRole applies again",
+    description:
+      "Removes the member's override in this environment; the member's organisation-wide kubernetesRole applies there again. " +
+      "Only an OWNER may change an OWNER's access (403).",
+    errors: '404 when the environment or the membership does not exist, or the member has no override here.',
+  })
   @ApiParam({ name: 'memberIdentity', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiStandardErrors()

@@ -1,8 +1,9 @@
 import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceState } from './service-state';
 import { Public } from '../auth/principal';
+import { ApiDoc } from '../common/api-docs';
 
 @ApiTags('Health')
 @Public()
@@ -16,7 +17,7 @@ export class HealthController {
   ) {}
 
   @Get()
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Liveness: the process is up',
     description: 'Needs no database. With the embedded database, 503 while its PostgreSQL process is down (it is restarted).',
   })
@@ -31,7 +32,7 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Readiness: the database answers and the instance is not shutting down',
     description: 'The 503 body names the failing check (`database`, or `shutdown` while draining).',
   })

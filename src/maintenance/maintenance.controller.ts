@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import {
   CreateMaintenanceScheduleRequest,
@@ -23,7 +23,10 @@ export class MaintenanceController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "List the organisation's maintenance schedules" })
+  @ApiDoc({
+    summary: "List the organisation's maintenance schedules",
+    description: 'Every maintenance schedule of the organisation with its weekly windows, time zone and exclusions, as a plain array.',
+  })
   @ApiOkResponse({ type: [MaintenanceScheduleResponse] })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext): Promise<MaintenanceScheduleResponse[]> {
@@ -33,7 +36,13 @@ export class MaintenanceController {
   @Post()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Create a maintenance schedule (weekly UTC windows that must not overlap)' })
+  @ApiDoc({
+    summary: 'Create a maintenance schedule (weekly UTC windows that must not overlap)',
+    description:
+      'Creates a maintenance schedule: one or more weekly windows (day, start time HH:mm and duration in minutes), which must ' +
+      'not overlap each other (400 naming the pair), an IANA time zone (default UTC), and optional exclusions (periods ' +
+      'without maintenance). Clusters refer to it by identity; upgrades scheduled for them are placed into its windows.',
+  })
   @ApiOkResponse({ type: MaintenanceScheduleResponse })
   @ApiStandardErrors({ notFound: false })
   create(@OrgContext() ctx: OrganisationContext, @Body() body: CreateMaintenanceScheduleRequest): Promise<MaintenanceScheduleResponse> {
@@ -42,7 +51,11 @@ export class MaintenanceController {
 
   @Get(':maintenanceScheduleIdentity')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Get a maintenance schedule' })
+  @ApiDoc({
+    summary: 'Get a maintenance schedule',
+    description: 'One maintenance schedule by identity.',
+    errors: '404 when the schedule is not in the organisation.',
+  })
   @ApiOkResponse({ type: MaintenanceScheduleResponse })
   @ApiStandardErrors()
   get(
@@ -54,7 +67,13 @@ export class MaintenanceController {
 
   @Patch(':maintenanceScheduleIdentity')
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one)' })
+  @ApiDoc({
+    summary: 'Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one)',
+    description:
+      'Changes the name, windows, time zone or exclusions; each list that is given replaces the old list whole, fields left ' +
+      'out stay. The windows must still not overlap (400).',
+    errors: '404 when the schedule is not in the organisation.',
+  })
   @ApiOkResponse({ type: MaintenanceScheduleResponse })
   @ApiStandardErrors()
   update(
@@ -68,7 +87,11 @@ export class MaintenanceController {
   @Delete(':maintenanceScheduleIdentity')
   @HttpCode(204)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Delete a maintenance schedule (refused while clusters use it)' })
+  @ApiDoc({
+    summary: 'Delete a maintenance schedule (refused while clusters use it)',
+    description: 'Deletes the maintenance schedule. Refused with 409 while clusters use it: move them to another schedule (or none) first.',
+    errors: '404 when the schedule is not in the organisation.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ conflict: 'Clusters still use the schedule' })
   async delete(

@@ -1,12 +1,12 @@
 import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { AlertsService, presentedWebhookToken } from './alerts.service';
 import { AlertManagerWebhookDto, WebhookReceivedResponse } from './dto/alerts.dto';
 
 @ApiTags('Observability')
-@ApiStandardErrors({ forbidden: false, notFound: false })
+@ApiStandardErrors({ notFound: false })
 @Controller('api/v1/observability')
 export class AlertsWebhookController {
   constructor(private readonly alerts: AlertsService) {}
@@ -14,7 +14,10 @@ export class AlertsWebhookController {
   @Post(':tenantSlug/alerts/webhook')
   @Public()
   @HttpCode(200)
-  @ApiOperation({
+  // The tenant's own token, in either header (schemes declared in openapi-polish.ts).
+  @ApiSecurity('alertWebhookTokenHeader')
+  @ApiSecurity('alertWebhookToken')
+  @ApiDoc({
     summary: "Receive alerts for a tenant (the metrics stack's alert-manager webhook)",
     description:
       'Authenticated by the tenant webhook token (`Authorization: Bearer <token>` or `X-Alert-Token: <token>`), not by a user ' +

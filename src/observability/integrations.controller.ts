@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { DashboardIntegrationsService } from './dashboard-integrations.service';
 import { CreateDashboardIntegrationRequest, DashboardIntegrationResponse } from './dto/dashboard.dto';
@@ -20,7 +20,12 @@ export class IntegrationsController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "List the organisation's integrations (a plain array; one of type alerting, created disabled)" })
+  @ApiDoc({
+    summary: "List the organisation's integrations (a plain array; one of type alerting, created disabled)",
+    description:
+      'The integrations of the organisation as a plain array. Today there is one, of type `alerting`; it is created ' +
+      '(disabled) the first time it is read.',
+  })
   @ApiOkResponse({ type: [OrganisationIntegrationResponse] })
   list(@OrgContext() ctx: OrganisationContext) {
     return this.integrations.list(ctx.organisation);
@@ -28,8 +33,13 @@ export class IntegrationsController {
 
   @Get('dashboard')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'List the dashboard integrations (the API token is never returned)' })
-  @ApiPageResponse(DashboardIntegrationResponse, 'B')
+  @ApiDoc({
+    summary: 'List the dashboard integrations (the API token is never returned)',
+    description:
+      'The dashboard integrations of the organisation with their URL and health status (PENDING until the first check, then ' +
+      'CONNECTED or ERROR); the API token given at creation is never answered.',
+  })
+  @ApiPageResponse(DashboardIntegrationResponse, { form: 'B', sortable: ['name', 'slug', 'status', 'url', 'createdAt', 'modifiedAt'] })
   listDashboards(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.dashboards.list(ctx.organisation, query);
   }
@@ -38,7 +48,7 @@ export class IntegrationsController {
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
   @ApiStandardErrors({ conflict: 'A dashboard integration with this slug already exists in the organisation' })
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create a dashboard integration',
     description:
       'status starts PENDING; a background check calls `{url}/api/health` with the token and sets CONNECTED or ERROR. ' +
@@ -52,7 +62,11 @@ export class IntegrationsController {
   @Delete('dashboard/:integrationSlug')
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: 'Delete a dashboard integration' })
+  @ApiDoc({
+    summary: 'Delete a dashboard integration',
+    description: 'Deletes the dashboard integration and its stored API token; the slug becomes free again.',
+    errors: '404 when no integration has this slug in the organisation.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   async deleteDashboard(@OrgContext() ctx: OrganisationContext, @Param('integrationSlug') integrationSlug: string): Promise<void> {
     await this.dashboards.delete(ctx.organisation, integrationSlug);
@@ -64,7 +78,14 @@ export class IntegrationsController {
     name: 'organisationSlug',
     description: 'The organisation slug (the interface also spells this parameter organizationSlug; it is the same path)',
   })
-  @ApiOperation({ summary: "Update the organisation's integration (displayName, enabled, config)" })
+  @ApiDoc({
+    summary: "Update the organisation's integration (displayName, enabled, config)",
+    description:
+      "Changes the display name, enabled flag or config of the organisation's integration; a given `config` replaces the old " +
+      'one whole (string values only, at most 50 keys). `organisationIntegrationIdentity` in the body must equal the identity ' +
+      'in the path (400). Changes are audited with secret values redacted.',
+    errors: '404 when the integration is not in the organisation.',
+  })
   @ApiOkResponse({ type: OrganisationIntegrationResponse })
   update(
     @OrgContext() ctx: OrganisationContext,

@@ -1,10 +1,10 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { roleAtLeast } from '../organisations/organisation-member.entity';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { AlertingConfigService } from './alerting-config.service';
 import { AlertsService } from './alerts.service';
@@ -41,15 +41,21 @@ export class MonitoringController {
 
   @Get('monitoring')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'List the monitoring (observability) tenants of the organisation; one per cluster' })
-  @ApiPageResponse(ObservabilityTenant, 'B')
+  @ApiDoc({
+    summary: 'List the monitoring (observability) tenants of the organisation; one per cluster',
+    description: 'The monitoring (observability) tenants of the organisation, one per cluster, with the cluster they belong to.',
+  })
+  @ApiPageResponse(ObservabilityTenant, { form: 'B', sortable: ['id', 'name', 'slug', 'createdAt', 'modifiedAt', 'available'] })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.tenants.list(ctx.organisation, query);
   }
 
   @Get('monitoring/count')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Count the monitoring tenants of the organisation' })
+  @ApiDoc({
+    summary: 'Count the monitoring tenants of the organisation',
+    description: 'The number of monitoring tenants of the organisation (deleted tenants are not counted).',
+  })
   @ApiOkResponse({ type: CountResponse })
   count(@OrgContext() ctx: OrganisationContext) {
     return this.tenants.count(ctx.organisation);
@@ -57,7 +63,11 @@ export class MonitoringController {
 
   @Get('monitoring/:tenantSlug')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Read one monitoring tenant' })
+  @ApiDoc({
+    summary: 'Read one monitoring tenant',
+    description: 'One monitoring tenant by slug, without its push addresses (GET /observability/{tenantSlug} adds them).',
+    errors: '404 when the tenant does not exist in the organisation.',
+  })
   @ApiOkResponse({ type: ObservabilityTenant })
   get(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string) {
     return this.tenants.get(ctx.organisation, tenantSlug);
@@ -65,7 +75,7 @@ export class MonitoringController {
 
   @Get('observability/:tenantSlug')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Read one observability tenant with its push addresses',
     description:
       'monitoringPushUrl = `${OBSERVABILITY_PUSH_BASE_URL}/metrics/v1/{organisationSlug}/{tenantSlug}/push`, ' +
@@ -78,7 +88,14 @@ export class MonitoringController {
 
   @Get('monitoring/:tenantSlug/alerting')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "Read the tenant's alerting configuration" })
+  @ApiDoc({
+    summary: "Read the tenant's alerting configuration",
+    description:
+      "The tenant's alerting configuration: its alert manager file and rule files. Secrets in it (receiver passwords, tokens, " +
+      'webhook URLs) are answered only to MEMBER or above with a token that may write; VIEWERs and READ_ONLY tokens see a ' +
+      'placeholder instead.',
+    errors: '404 when the tenant does not exist.',
+  })
   @ApiOkResponse({ type: AlertingConfigurationResponse })
   getAlerting(
     @OrgContext() ctx: OrganisationContext,
@@ -91,7 +108,7 @@ export class MonitoringController {
   @Post('monitoring/:tenantSlug/alerting')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Replace the tenant's alerting configuration",
     description: 'Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column).',
   })
@@ -104,7 +121,7 @@ export class MonitoringController {
   @HttpCode(200)
   @NoAudit()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Check an alerting configuration without storing it',
     description: 'Answers {valid, errors: [{file, line?, column?, message}]}; changes nothing.',
   })
@@ -116,7 +133,7 @@ export class MonitoringController {
   @Post('monitoring/:tenantSlug/alert-webhook-token')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Issue (or replace) the tenant's alert webhook token",
     description:
       'The token is shown once; only its SHA-256 is stored and an earlier token stops working. The metrics stack posts alerts to ' +
@@ -129,7 +146,13 @@ export class MonitoringController {
 
   @Get('alerts')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Alerts of every monitoring tenant of the organisation (firing first)' })
+  @ApiDoc({
+    summary: 'Alerts of every monitoring tenant of the organisation (firing first)',
+    description:
+      'One entry per monitoring tenant of the organisation (by tenant slug) with its cluster, its count of firing alerts and ' +
+      'its alerts: firing first, then the newest. Alerts muted by an active silence show as suppressed and are not counted as ' +
+      'firing.',
+  })
   @ApiOkResponse({ type: [Alerts] })
   listAlerts(@OrgContext() ctx: OrganisationContext) {
     return this.alerts.listForOrganisation(ctx.organisation);
@@ -137,7 +160,13 @@ export class MonitoringController {
 
   @Get('alerts/:tenantSlug')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Alerts of one monitoring tenant (firing first)' })
+  @ApiDoc({
+    summary: 'Alerts of one monitoring tenant (firing first)',
+    description:
+      'The alerts received for one monitoring tenant: firing alerts first, then by start time, newest first. A firing alert ' +
+      'has no endsAt until it resolves.',
+    errors: '404 when the tenant does not exist in the organisation.',
+  })
   @ApiOkResponse({ type: [TenantAlert] })
   tenantAlerts(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string) {
     return this.alerts.listForTenant(ctx.organisation, tenantSlug);
@@ -145,7 +174,13 @@ export class MonitoringController {
 
   @Get('environments/:environmentSlug/metrics/alerting')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "Read the environment's alerting configuration" })
+  @ApiDoc({
+    summary: "Read the environment's alerting configuration",
+    description:
+      "The environment's alerting configuration (alert manager file and rule files), shared by the tenants of its clusters. " +
+      'Secrets are answered only to MEMBER or above with a token that may write; others see a placeholder.',
+    errors: '404 when the environment does not exist in the organisation.',
+  })
   @ApiOkResponse({ type: AlertingConfigurationResponse })
   getEnvironmentAlerting(
     @OrgContext() ctx: OrganisationContext,
@@ -158,7 +193,7 @@ export class MonitoringController {
   @Post('environments/:environmentSlug/metrics/alerting')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "Replace the environment's alerting configuration",
     description: 'Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column).',
   })
@@ -174,7 +209,7 @@ export class MonitoringController {
   @Post('environments/:environmentSlug/metrics/alerting/default-rules')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Copy the default rules shipped with the service into the environment',
     description: 'Stored as rule file `default-rules.yaml` (replacing a file of that name); other files are kept.',
   })

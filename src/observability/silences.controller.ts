@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
 import { SilencesService } from './silences.service';
@@ -17,7 +17,7 @@ export class SilencesController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({
+  @ApiDoc({
     summary: "List the tenant's alert silences (pending, active and expired), newest first",
     description: 'An active silence mutes the alerts all its matchers hold for: they show as `suppressed` in the alert lists and do not count as firing.',
   })
@@ -30,7 +30,7 @@ export class SilencesController {
   @Post()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create a silence (audited ALERT_SILENCE_CREATED)',
     description:
       'At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt ' +
@@ -50,7 +50,13 @@ export class SilencesController {
   @Delete(':silenceId')
   @HttpCode(204)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED)' })
+  @ApiDoc({
+    summary: 'Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED)',
+    description:
+      'Ends a pending or active silence now: its endsAt becomes the current time and the alerts it muted count as firing ' +
+      'again. The silence stays in the list as expired.',
+    errors: '404 when the silence is not in the tenant; 409 when it has already expired.',
+  })
   @ApiParam({ name: 'silenceId', format: 'uuid' })
   @ApiNoContentResponse({ description: 'Expired' })
   @ApiStandardErrors({ conflict: 'The silence has already expired' })

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import {
   AddMemberRequest,
@@ -23,7 +23,11 @@ export class OrganisationMembersController {
   @Get('organisations/:organisationSlug/me')
   @RequireOrgRole('VIEWER')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({ summary: "The caller's own membership of the organisation" })
+  @ApiDoc({
+    summary: "The caller's own membership of the organisation",
+    description: "The caller's own membership of the organisation: role, kubernetesRole and when they joined.",
+    errors: '404 for a platform administrator who reads the organisation without being a member (there is no membership to answer); anyone else who is not a member gets 403.',
+  })
   @ApiOkResponse({ type: OrganisationMemberResponse })
   @ApiStandardErrors({ badRequest: false })
   me(@OrgContext() ctx: OrganisationContext): Promise<OrganisationMemberResponse> {
@@ -33,8 +37,11 @@ export class OrganisationMembersController {
   @Get('organisations/:organisationSlug/members')
   @RequireOrgRole('VIEWER')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({ summary: 'Members of the organisation (VIEWER); sortable by username, email, role, kubernetesRole, joinedAt' })
-  @ApiPageResponse(OrganisationMemberResponse, 'A')
+  @ApiDoc({
+    summary: 'Members of the organisation (VIEWER); sortable by username, email, role, kubernetesRole, joinedAt',
+    description: 'The members of the organisation with username, email, role, kubernetesRole and joinedAt.',
+  })
+  @ApiPageResponse(OrganisationMemberResponse, { form: 'A', sortable: ['username', 'email', 'role', 'kubernetesRole', 'joinedAt'] })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.members.list(ctx.organisation.id, query);
@@ -44,7 +51,7 @@ export class OrganisationMembersController {
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Add a user to the organisation by username or email (ADMIN; only an OWNER may grant OWNER)',
     description: 'Defaults: role VIEWER, kubernetesRole VIEW. Answers 200 with no body.',
   })
@@ -58,7 +65,7 @@ export class OrganisationMembersController {
   @RequireOrgRole('ADMIN')
   @ApiParam(SLUG_PARAM)
   @ApiParam(MEMBER_PARAM)
-  @ApiOperation({
+  @ApiDoc({
     summary: "Change a member's role or kubernetesRole (ADMIN; OWNER to grant or change OWNER)",
     description: 'The last OWNER cannot be demoted (409).',
   })
@@ -77,7 +84,13 @@ export class OrganisationMembersController {
   @RequireOrgRole('ADMIN')
   @ApiParam(SLUG_PARAM)
   @ApiParam(MEMBER_PARAM)
-  @ApiOperation({ summary: 'Remove a member (ADMIN; only an OWNER removes an OWNER; the last OWNER stays, 409)' })
+  @ApiDoc({
+    summary: 'Remove a member (ADMIN; only an OWNER removes an OWNER; the last OWNER stays, 409)',
+    description:
+      'Removes a member from the organisation; audited. Only an OWNER may remove an OWNER (403), and the last OWNER cannot be ' +
+      'removed (409).',
+    errors: '404 when the organisation has no member with this identity.',
+  })
   @ApiNoContentResponse({ description: 'Removed' })
   @ApiStandardErrors({ conflict: 'The member is the last OWNER' })
   async remove(
@@ -88,9 +101,12 @@ export class OrganisationMembersController {
   }
 
   @Get('memberships')
-  @ApiOperation({ summary: "The caller's memberships across organisations; sortable by name, slug, role, joinedAt" })
-  @ApiPageResponse(OrganisationMembershipResponse, 'A')
-  @ApiStandardErrors({ forbidden: false, notFound: false })
+  @ApiDoc({
+    summary: "The caller's memberships across organisations; sortable by name, slug, role, joinedAt",
+    description: "Every organisation the caller is a member of, with the caller's role there.",
+  })
+  @ApiPageResponse(OrganisationMembershipResponse, { form: 'A', sortable: ['name', 'slug', 'role', 'joinedAt'] })
+  @ApiStandardErrors({ notFound: false })
   memberships(@CurrentPrincipal() p: Principal, @Query() query: PageQueryDto) {
     return this.members.memberships(p.user, query);
   }

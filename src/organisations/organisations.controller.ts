@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiForbiddenResponse, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { NOT_MEMBER_REFUSED } from '../common/operation-descriptions';
 import {
   ComputeInformationResponse,
   CreateOrganisationRequest,
@@ -21,10 +22,17 @@ export class OrganisationsController {
 
   @Post('organisations')
   @HttpCode(200)
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create an organisation; the caller becomes its OWNER (needs canCreateOrganisations)',
+    description:
+      'Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. ' +
+      '`acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number ' +
+      '(country prefix, format and check digits); both are 400 otherwise.',
+    access: 'The caller needs canCreateOrganisations (403 otherwise).',
+    errors: '409 when an organisation with the derived slug exists.',
   })
   @ApiOkResponse({ type: OrganisationResponse })
+  @ApiForbiddenResponse({ description: 'The caller may not create organisations (canCreateOrganisations), or the token is READ_ONLY' })
   @ApiStandardErrors({ notFound: false, conflict: 'An organisation with the slug derived from organisationName exists' })
   async create(@CurrentPrincipal() p: Principal, @Body() body: CreateOrganisationRequest): Promise<OrganisationResponse> {
     return this.organisations.toResponse(await this.organisations.create(p.user, body));
@@ -33,7 +41,11 @@ export class OrganisationsController {
   @Get('organisations/:organisationSlug')
   @RequireOrgRole('VIEWER')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({ summary: 'Read an organisation (VIEWER)' })
+  @ApiDoc({
+    summary: 'Read an organisation (VIEWER)',
+    description: "The organisation's details: name, slug, type, company and contact details, VAT code and whether it was validated, accepted terms.",
+    errors: NOT_MEMBER_REFUSED,
+  })
   @ApiOkResponse({ type: OrganisationResponse })
   @ApiStandardErrors({ badRequest: false })
   get(@OrgContext() ctx: OrganisationContext): OrganisationResponse {
@@ -43,7 +55,13 @@ export class OrganisationsController {
   @Patch('organisations/:organisationSlug')
   @RequireOrgRole('ADMIN')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({ summary: "Change an organisation's details (ADMIN); renaming keeps the slug" })
+  @ApiDoc({
+    summary: "Change an organisation's details (ADMIN); renaming keeps the slug",
+    description:
+      'Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. ' +
+      'A vatNumber must be a valid VAT number (400). Audited.',
+    errors: NOT_MEMBER_REFUSED,
+  })
   @ApiOkResponse({ type: OrganisationResponse })
   @ApiStandardErrors()
   async update(@OrgContext() ctx: OrganisationContext, @Body() body: UpdateOrganisationRequest): Promise<OrganisationResponse> {
@@ -54,7 +72,7 @@ export class OrganisationsController {
   @HttpCode(204)
   @RequireOrgRole('OWNER', { identityParam: 'organisationIdentity', platformAdmin: true })
   @ApiParam({ name: 'organisationIdentity', format: 'uuid', description: 'Identity of the organisation' })
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Delete an organisation (OWNER or platform administrator)',
     description: 'Refused (409) while it has cloud accounts, clusters that are not deleted, or active monitoring tenants.',
   })
@@ -67,7 +85,11 @@ export class OrganisationsController {
   @Get('organisations/:organisationSlug/quotas')
   @RequireOrgRole('VIEWER')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({ summary: "The organisation's quotas (VIEWER)" })
+  @ApiDoc({
+    summary: "The organisation's quotas (VIEWER)",
+    description: "The organisation's quotas: clustersPerCustomer, the most clusters the organisation may have (creating one more is 409).",
+    errors: NOT_MEMBER_REFUSED,
+  })
   @ApiOkResponse({ type: QuotaResponse })
   @ApiStandardErrors({ badRequest: false })
   quotas(@OrgContext() ctx: OrganisationContext): QuotaResponse {
@@ -77,7 +99,7 @@ export class OrganisationsController {
   @Get('compute-information/organisation/:organisationSlug')
   @RequireOrgRole('VIEWER')
   @ApiParam(SLUG_PARAM)
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Compute of the organisation (VIEWER)',
     description:
       'Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes, plus what the registered nodes of bring-your-own-node pools reported.',

@@ -1,8 +1,8 @@
 import { Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
 import { ScheduledClusterUpgradeQuery, ScheduledClusterUpgradeResponse } from './dto/scheduled-cluster-upgrade.dto';
@@ -13,6 +13,20 @@ const upgradeIdentity = new ParseUUIDPipe({
     ValidationFailedException.forField('scheduledClusterUpgradeIdentity', 'scheduledClusterUpgradeIdentity must be a UUID'),
 });
 
+/** The properties scheduled-upgrade lists sort by: the allow-list of UpgradesService, in its order. */
+export const UPGRADE_SORTABLE = [
+  'createdAt',
+  'modifiedAt',
+  'windowStart',
+  'windowEnd',
+  'status',
+  'clusterSlug',
+  'environmentSlug',
+  'organisationSlug',
+  'fromClusterVersion',
+  'toClusterVersion',
+] as const;
+
 @ApiTags('Scheduled cluster upgrades')
 @ApiParam({ name: 'organisationSlug', example: 'acme' })
 @Controller('api/v1/orgs/:organisationSlug/scheduled-cluster-upgrades')
@@ -21,8 +35,11 @@ export class ScheduledClusterUpgradesController {
 
   @Get()
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: "List the organisation's scheduled cluster upgrades, optionally by cluster and status" })
-  @ApiPageResponse(ScheduledClusterUpgradeResponse, 'B')
+  @ApiDoc({
+    summary: "List the organisation's scheduled cluster upgrades, optionally by cluster and status",
+    description: '`clusterIdentities` and `statuses` (each repeatable) narrow the list to those clusters and states.',
+  })
+  @ApiPageResponse(ScheduledClusterUpgradeResponse, { form: 'B', sortable: UPGRADE_SORTABLE })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext, @Query() query: ScheduledClusterUpgradeQuery) {
     return this.upgrades.list(ctx.organisation, query);
@@ -30,7 +47,11 @@ export class ScheduledClusterUpgradesController {
 
   @Get(':scheduledClusterUpgradeIdentity')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Get a scheduled cluster upgrade' })
+  @ApiDoc({
+    summary: 'Get a scheduled cluster upgrade',
+    description: 'One scheduled upgrade of a cluster of the organisation: from and to version, window, status and reason.',
+    errors: '404 when it is not an upgrade of this organisation.',
+  })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors()
   get(
@@ -43,7 +64,13 @@ export class ScheduledClusterUpgradesController {
   @Delete(':scheduledClusterUpgradeIdentity')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({ summary: 'Cancel a scheduled cluster upgrade (only while SCHEDULED or SCHEDULED_NOTIFIED)' })
+  @ApiDoc({
+    summary: 'Cancel a scheduled cluster upgrade (only while SCHEDULED or SCHEDULED_NOTIFIED)',
+    description:
+      'Cancels the upgrade (status CANCELLED, audited) and answers it. Only an upgrade that is SCHEDULED or ' +
+      'SCHEDULED_NOTIFIED can be cancelled; one that has started or ended is 409.',
+    errors: '404 when it is not an upgrade of this organisation.',
+  })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse, description: 'The cancelled upgrade' })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended and can no longer be cancelled' })
   cancel(

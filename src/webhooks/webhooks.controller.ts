@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { ApiStandardErrors } from '../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import {
   CreateWebhookRequest,
@@ -28,7 +28,10 @@ export class WebhooksController {
 
   @Get()
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: "List the organisation's webhook subscriptions (ADMIN)", description: 'Oldest first; secrets are never shown here.' })
+  @ApiDoc({
+    summary: "List the organisation's webhook subscriptions (ADMIN)",
+    description: 'Oldest first; secrets are never shown here.',
+  })
   @ApiOkResponse({ type: [WebhookResponse] })
   @ApiStandardErrors({ notFound: false })
   list(@OrgContext() ctx: OrganisationContext): Promise<WebhookResponse[]> {
@@ -38,7 +41,7 @@ export class WebhooksController {
   @Post()
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create a webhook subscription (ADMIN; audited WEBHOOK_CREATED)',
     description:
       'The answer carries the signing secret, once. Events are delivered as CloudEvents 1.0 JSON ' +
@@ -60,7 +63,11 @@ export class WebhooksController {
 
   @Get(':webhookIdentity')
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: 'Get one webhook subscription (ADMIN)' })
+  @ApiDoc({
+    summary: 'Get one webhook subscription (ADMIN)',
+    description: 'One webhook subscription: URL, event types, enabled flag and delivery health; the signing secret is never answered here.',
+    errors: '404 when the subscription is not in the organisation.',
+  })
   @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookResponse })
   @ApiStandardErrors({ badRequest: false })
@@ -70,7 +77,7 @@ export class WebhooksController {
 
   @Patch(':webhookIdentity')
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Change a webhook subscription (ADMIN; audited WEBHOOK_UPDATED)',
     description: '`enabled: true` re-enables a subscription the service disabled after 3 days of failures. A new URL passes the outbound policy.',
   })
@@ -84,7 +91,11 @@ export class WebhooksController {
   @Delete(':webhookIdentity')
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({ summary: 'Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED)' })
+  @ApiDoc({
+    summary: 'Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED)',
+    description: 'Deletes the webhook subscription and its pending deliveries; nothing more is sent to its URL. Audited.',
+    errors: '404 when the subscription is not in the organisation.',
+  })
   @ApiParam({ name: 'webhookIdentity' })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ badRequest: false })
@@ -95,7 +106,7 @@ export class WebhooksController {
   @Post(':webhookIdentity/rotate-secret')
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Rotate the signing secret (ADMIN; audited WEBHOOK_SECRET_ROTATED)',
     description:
       'Answers the new secret, once. For 24 h deliveries carry two signatures in `webhook-signature` (new and previous, ' +
@@ -112,9 +123,10 @@ export class WebhooksController {
   @HttpCode(200)
   @NoAudit()
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Send a WEBHOOK_PING event to this subscription only (ADMIN)',
-    description: 'Answers the queued delivery; follow it in the deliveries list. 409 when the subscription is disabled.',
+    description: 'Answers the queued delivery; follow it in the deliveries list.',
+    errors: '409 when the subscription is disabled.',
   })
   @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookDeliveryResponse })
@@ -129,11 +141,16 @@ export class WebhooksController {
 
   @Get(':webhookIdentity/deliveries')
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Deliveries of a webhook subscription (ADMIN); newest first; sortable by createdAt, status, eventType, attempts',
+    description:
+      'The deliveries of the subscription with status, attempts, last response code and next attempt. A failed attempt is ' +
+      'retried after 5 s, 1 min, 5 min, 30 min, 2 h, 5 h and 10 h (at most 8 attempts) before the delivery is FAILED; it can ' +
+      'be sent again by hand (redeliver).',
+    errors: '404 when the subscription is not in the organisation.',
   })
   @ApiParam({ name: 'webhookIdentity' })
-  @ApiPageResponse(WebhookDeliveryResponse, 'A', 'OK')
+  @ApiPageResponse(WebhookDeliveryResponse, { form: 'A', sortable: ['createdAt', 'status', 'eventType', 'attempts'], defaultOrder: 'createdAt descending (newest first)' }, 'OK')
   @ApiStandardErrors()
   deliveries(
     @OrgContext() ctx: OrganisationContext,
@@ -146,9 +163,10 @@ export class WebhooksController {
   @Post(':webhookIdentity/deliveries/:deliveryIdentity/redeliver')
   @HttpCode(200)
   @RequireOrgRole('ADMIN')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Deliver an event again (ADMIN; audited WEBHOOK_DELIVERY_REDELIVERED)',
-    description: 'A new delivery of the same event (same `webhook-id`), due now. 409 while the delivery is still pending or the subscription is disabled.',
+    description: 'A new delivery of the same event (same `webhook-id`), due now.',
+    errors: '409 while the delivery is still pending or the subscription is disabled.',
   })
   @ApiParam({ name: 'webhookIdentity' })
   @ApiParam({ name: 'deliveryIdentity' })

@@ -10,7 +10,7 @@ export interface paths {
         };
         /**
          * List the organisation's clusters (optionally those using one maintenance schedule)
-         * @description Every cluster of the organisation that is not deleted, across its environments. `maintenanceSchedule` (a schedule identity) keeps the clusters that use that schedule; `includeDetails` adds actualState and `show-compute` fills cpu and memory. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description Every cluster of the organisation that is not deleted, across its environments. `maintenanceSchedule` (a schedule identity) keeps the clusters that use that schedule; `includeDetails` adds actualState and `show-compute` fills cpu and memory. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["ClustersController_listForOrganisation"];
         put?: never;
@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * List the clusters using a cloud account
-         * @description The clusters (not deleted) that run on the given cloud account of the organisation, e.g. to see what blocks deleting the account. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the cloud account is not in the organisation.
+         * @description The clusters (not deleted) that run on the given cloud account of the organisation, e.g. to see what blocks deleting the account. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the cloud account is not in the organisation.
          */
         get: operations["ClustersController_listForCloudAccount"];
         put?: never;
@@ -50,13 +50,13 @@ export interface paths {
         };
         /**
          * List an environment's clusters (show-compute fills cpu and memory)
-         * @description The clusters (not deleted) of one environment. `show-compute` fills cpu and memory from the node pools; `includeDetails` adds actualState. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist in the organisation.
+         * @description The clusters (not deleted) of one environment. `show-compute` fills cpu and memory from the node pools; `includeDetails` adds actualState. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist in the organisation.
          */
         get: operations["ClustersController_listForEnvironment"];
         put?: never;
         /**
          * Create a cluster
-         * @description Answers the cluster in status `new` (provisionStatus `ACCEPTED`, desiredStatus `starting`); the reconciler provisions and starts it step by step.
+         * @description Answers the cluster in status `new` (provisionStatus `ACCEPTED`, desiredStatus `starting`); the reconciler provisions and starts it step by step. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["ClustersController_create"];
         delete?: never;
@@ -81,14 +81,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a cluster (alias of PATCH {status: "deleting"})
-         * @description Answers 200 with the cluster, desiredStatus `deleting`; the reconciler deletes it. 409 while deleteProtection is on or the status does not allow it.
+         * @description Answers 200 with the cluster, desiredStatus `deleting`; the reconciler deletes it. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 409 while deleteProtection is on or the status does not allow it.
          */
         delete: operations["ClustersController_remove"];
         options?: never;
         head?: never;
         /**
          * Update a cluster
-         * @description `status` requests a transition (starting from stopped, stopping from started, deleting from provisioned, started, stopped or unknown); it sets desiredStatus and the reconciler carries it out. `version` accepts an available upgrade or downgrade target while started or stopped.
+         * @description `status` requests a transition (starting from stopped, stopping from started, deleting from provisioned, started, stopped or unknown); it sets desiredStatus and the reconciler carries it out. `version` accepts an available upgrade or downgrade target while started or stopped. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         patch: operations["ClustersController_update"];
         trace?: never;
@@ -108,7 +108,7 @@ export interface paths {
         put?: never;
         /**
          * Add a node pool
-         * @description nodeSize must be a node type of the cluster's provider; minSize <= maxSize; names unique per cluster
+         * @description nodeSize must be a node type of the cluster's provider; minSize <= maxSize; names unique per cluster. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["NodePoolsController_create"];
         delete?: never;
@@ -127,13 +127,13 @@ export interface paths {
         get?: never;
         /**
          * Replace a node pool (the whole definition)
-         * @description Replaces the node pool's whole definition: fields left out take their defaults rather than keeping their old values (only the name stays when left out). nodeSize must be a node type of the cluster's provider, minSize may not exceed maxSize and the name stays unique in the cluster. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. 404 when the pool is not in the cluster; 409 when the new name is taken or the cluster is being deleted.
+         * @description Replaces the node pool's whole definition: fields left out take their defaults rather than keeping their old values (only the name stays when left out). nodeSize must be a node type of the cluster's provider, minSize may not exceed maxSize and the name stays unique in the cluster. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the pool is not in the cluster; 409 when the new name is taken or the cluster is being deleted.
          */
         put: operations["NodePoolsController_update"];
         post?: never;
         /**
          * Remove a node pool
-         * @description Removes the node pool (audited NODE_POOL_DELETED). The last pool may be removed too: a cluster may run without node pools, which are often managed as separate resources. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. 404 when the pool is not in the cluster; 409 while the cluster is being deleted.
+         * @description Removes the node pool (audited NODE_POOL_DELETED). The last pool may be removed too: a cluster may run without node pools, which are often managed as separate resources. The path accepts the pool's identity (uuid) or its numeric id. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the pool is not in the cluster; 409 while the cluster is being deleted.
          */
         delete: operations["NodePoolsController_remove"];
         options?: never;
@@ -150,7 +150,7 @@ export interface paths {
         };
         /**
          * List all clusters of all organisations (platform administrators only; page form A)
-         * @description Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); `includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         * @description Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); `includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
          */
         get: operations["ClustersAdminController_list"];
         put?: never;
@@ -175,7 +175,7 @@ export interface paths {
         get: operations["ClustersAdminController_get"];
         /**
          * Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH
-         * @description Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400). Platform administrators only; everyone else gets 403. 404 when the cluster does not exist; 409 while it is not started or stopped.
+         * @description Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400). Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 while it is not started or stopped.
          */
         put: operations["ClustersAdminController_update"];
         post?: never;
@@ -194,7 +194,7 @@ export interface paths {
         };
         /**
          * The cluster's API endpoint, CA certificate and OIDC client
-         * @description Available once the control plane is provisioned (409 before). VIEWER callers get `clientSecret` redacted.
+         * @description Available once the control plane is provisioned (409 before). VIEWER callers get `clientSecret` redacted. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["ClusterAccessController_oidcConfig"];
         put?: never;
@@ -214,7 +214,7 @@ export interface paths {
         };
         /**
          * A kubeconfig for the cluster that logs in with OIDC (kubectl oidc-login exec plugin)
-         * @description YAML with the cluster's server and CA (certificate-authority-data) and a user running `kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. MEMBER and above: it carries the OIDC client secret, which VIEWER callers may not see. 409 before the control plane is provisioned.
+         * @description YAML with the cluster's server and CA (certificate-authority-data) and a user running `kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. It carries the OIDC client secret, which VIEWER callers may not see. Needs the MEMBER role or above in the organisation. 409 before the control plane is provisioned.
          */
         get: operations["ClusterAccessController_kubeconfig"];
         put?: never;
@@ -236,7 +236,7 @@ export interface paths {
         put?: never;
         /**
          * Create a join config for a bring-your-own-node pool (with a fresh bootstrap token)
-         * @description Answers the versions, install and upgrade scripts, kubelet config, cloud-init user data and the join command of the pool. The join command (and the cloud-init that runs it) carries a new bootstrap token for this pool only: shown once, stored as a SHA-256 hash, valid NODE_JOIN_TOKEN_TTL_MINUTES (default 60) for up to maxSize new nodes. 409 for a pool of a cloud cluster, before the control plane is provisioned, or while the cluster is being deleted.
+         * @description Answers the versions, install and upgrade scripts, kubelet config, cloud-init user data and the join command of the pool. The join command (and the cloud-init that runs it) carries a new bootstrap token for this pool only: shown once, stored as a SHA-256 hash, valid NODE_JOIN_TOKEN_TTL_MINUTES (default 60) for up to maxSize new nodes. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 409 for a pool of a cloud cluster, before the control plane is provisioned, or while the cluster is being deleted.
          */
         post: operations["NodeJoinController_createJoinConfig"];
         delete?: never;
@@ -257,7 +257,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke every open join token of a bring-your-own-node pool
-         * @description Registered nodes stay; the revoked tokens register no node any more (401). Answers how many unexpired tokens were revoked.
+         * @description Registered nodes stay; the revoked tokens register no node any more (401). Answers how many unexpired tokens were revoked. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         delete: operations["NodeJoinController_revokeTokens"];
         options?: never;
@@ -276,7 +276,7 @@ export interface paths {
         put?: never;
         /**
          * Register a bring-your-own node (called by the join command)
-         * @description Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE); an accepted token's answer carries RateLimit-Limit, -Remaining and -Reset of that budget.
+         * @description Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the node pool; `nodePoolIdentity`, when sent, must be that pool. Missing, unknown, revoked, expired or used-up token, or a token of another pool: 401 (counted against the address like failed logins). Registering a name already in the pool updates that node and spends none of the token budget. Rate limited per token (NODE_REGISTRATION_LIMIT_PER_MINUTE); an accepted token's answer carries RateLimit-Limit, -Remaining and -Reset of that budget. Needs no user credential (no personal access token or OIDC token).
          */
         post: operations["NodeRegistrationsController_register"];
         delete?: never;
@@ -354,7 +354,7 @@ export interface paths {
         };
         /**
          * Read one observability tenant with its push addresses
-         * @description monitoringPushUrl = `${OBSERVABILITY_PUSH_BASE_URL}/metrics/v1/{organisationSlug}/{tenantSlug}/push`, loggingPushUrl = `${OBSERVABILITY_PUSH_BASE_URL}/logs/v1/{organisationSlug}/{tenantSlug}/push`.
+         * @description monitoringPushUrl = `${OBSERVABILITY_PUSH_BASE_URL}/metrics/v1/{organisationSlug}/{tenantSlug}/push`, loggingPushUrl = `${OBSERVABILITY_PUSH_BASE_URL}/logs/v1/{organisationSlug}/{tenantSlug}/push`. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["MonitoringController_getWithPushUrls"];
         put?: never;
@@ -380,7 +380,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the tenant's alerting configuration
-         * @description Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column).
+         * @description Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MonitoringController_replaceAlerting"];
         delete?: never;
@@ -400,7 +400,7 @@ export interface paths {
         put?: never;
         /**
          * Check an alerting configuration without storing it
-         * @description Answers {valid, errors: [{file, line?, column?, message}]}; changes nothing.
+         * @description Answers {valid, errors: [{file, line?, column?, message}]}; changes nothing. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MonitoringController_validateAlerting"];
         delete?: never;
@@ -420,7 +420,7 @@ export interface paths {
         put?: never;
         /**
          * Issue (or replace) the tenant's alert webhook token
-         * @description The token is shown once; only its SHA-256 is stored and an earlier token stops working. The metrics stack posts alerts to `url` with `Authorization: Bearer <token>` (or `X-Alert-Token: <token>`).
+         * @description The token is shown once; only its SHA-256 is stored and an earlier token stops working. The metrics stack posts alerts to `url` with `Authorization: Bearer <token>` (or `X-Alert-Token: <token>`). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MonitoringController_rotateWebhookToken"];
         delete?: never;
@@ -484,7 +484,7 @@ export interface paths {
         put?: never;
         /**
          * Replace the environment's alerting configuration
-         * @description Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column).
+         * @description Checked before it is stored; an invalid configuration is 400 with one `errors` entry per problem, naming the file (and line/column). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MonitoringController_replaceEnvironmentAlerting"];
         delete?: never;
@@ -504,7 +504,7 @@ export interface paths {
         put?: never;
         /**
          * Copy the default rules shipped with the service into the environment
-         * @description Stored as rule file `default-rules.yaml` (replacing a file of that name); other files are kept.
+         * @description Stored as rule file `default-rules.yaml` (replacing a file of that name); other files are kept. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MonitoringController_copyDefaultRules"];
         delete?: never;
@@ -548,7 +548,7 @@ export interface paths {
         put?: never;
         /**
          * Create a dashboard integration
-         * @description status starts PENDING; a background check calls `{url}/api/health` with the token and sets CONNECTED or ERROR. The URL must pass the outbound policy (http/https, no credentials, public addresses only), else 400 naming url.
+         * @description status starts PENDING; a background check calls `{url}/api/health` with the token and sets CONNECTED or ERROR. The URL must pass the outbound policy (http/https, no credentials, public addresses only), else 400 naming url. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["IntegrationsController_createDashboard"];
         delete?: never;
@@ -569,7 +569,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a dashboard integration
-         * @description Deletes the dashboard integration and its stored API token; the slug becomes free again. Needs the ADMIN role or above in the organisation. 404 when no integration has this slug in the organisation.
+         * @description Deletes the dashboard integration and its stored API token; the slug becomes free again. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when no integration has this slug in the organisation.
          */
         delete: operations["IntegrationsController_deleteDashboard"];
         options?: never;
@@ -592,7 +592,7 @@ export interface paths {
         head?: never;
         /**
          * Update the organisation's integration (displayName, enabled, config)
-         * @description Changes the display name, enabled flag or config of the organisation's integration; a given `config` replaces the old one whole (string values only, at most 50 keys). `organisationIntegrationIdentity` in the body must equal the identity in the path (400). Changes are audited with secret values redacted. Needs the ADMIN role or above in the organisation. 404 when the integration is not in the organisation.
+         * @description Changes the display name, enabled flag or config of the organisation's integration; a given `config` replaces the old one whole (string values only, at most 50 keys). `organisationIntegrationIdentity` in the body must equal the identity in the path (400). Changes are audited with secret values redacted. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the integration is not in the organisation.
          */
         patch: operations["IntegrationsController_update"];
         trace?: never;
@@ -608,7 +608,7 @@ export interface paths {
         put?: never;
         /**
          * Receive alerts for a tenant (the metrics stack's alert-manager webhook)
-         * @description Authenticated by the tenant webhook token (`Authorization: Bearer <token>` or `X-Alert-Token: <token>`), not by a user credential; unknown or wrong token is 401. Alerts are stored by (tenant, fingerprint): repeating a call changes nothing, and a resolved alert updates the stored one (status resolved, endsAt).
+         * @description Authenticated by the tenant webhook token (`Authorization: Bearer <token>` or `X-Alert-Token: <token>`), not by a user credential; unknown or wrong token is 401. Alerts are stored by (tenant, fingerprint): repeating a call changes nothing, and a resolved alert updates the stored one (status resolved, endsAt). Needs no user credential (no personal access token or OIDC token).
          */
         post: operations["AlertsWebhookController_receive"];
         delete?: never;
@@ -626,13 +626,13 @@ export interface paths {
         };
         /**
          * List the tenant's alert silences (pending, active and expired), newest first
-         * @description An active silence mutes the alerts all its matchers hold for: they show as `suppressed` in the alert lists and do not count as firing.
+         * @description An active silence mutes the alerts all its matchers hold for: they show as `suppressed` in the alert lists and do not count as firing. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["SilencesController_list"];
         put?: never;
         /**
          * Create a silence (audited ALERT_SILENCE_CREATED)
-         * @description At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt and in the future; at most 100 silences per tenant that are not expired (409 beyond).
+         * @description At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt and in the future; at most 100 silences per tenant that are not expired (409 beyond). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["SilencesController_create"];
         delete?: never;
@@ -653,7 +653,7 @@ export interface paths {
         post?: never;
         /**
          * Expire a pending or active silence now (audited ALERT_SILENCE_EXPIRED)
-         * @description Ends a pending or active silence now: its endsAt becomes the current time and the alerts it muted count as firing again. The silence stays in the list as expired. Needs the MEMBER role or above in the organisation. 404 when the silence is not in the tenant; 409 when it has already expired.
+         * @description Ends a pending or active silence now: its endsAt becomes the current time and the alerts it muted count as firing again. The silence stays in the list as expired. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the silence is not in the tenant; 409 when it has already expired.
          */
         delete: operations["SilencesController_expire"];
         options?: never;
@@ -676,7 +676,7 @@ export interface paths {
         put?: never;
         /**
          * Create an environment; its slug is derived from the name and unique in the organisation
-         * @description Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 characters) and must be unique among the organisation's environments; a name without letters or digits, or one whose slug is a word reserved in environment paths (such as `count`, `types`), is 400. Needs the MEMBER role or above in the organisation. 409 when the slug is taken.
+         * @description Creates an environment. Its slug is derived from the name (lower case letters, digits and dashes, at most 63 characters) and must be unique among the organisation's environments; a name without letters or digits, or one whose slug is a word reserved in environment paths (such as `count`, `types`), is 400. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the slug is taken.
          */
         post: operations["EnvironmentsController_create"];
         delete?: never;
@@ -721,14 +721,14 @@ export interface paths {
         post?: never;
         /**
          * Delete an environment (refused while it holds clusters that are not deleted)
-         * @description Deletes the environment (soft delete, audited). Refused with 409 while it still holds clusters that are not deleted: delete those first. Needs the MEMBER role or above in the organisation. 404 when the environment does not exist.
+         * @description Deletes the environment (soft delete, audited). Refused with 409 while it still holds clusters that are not deleted: delete those first. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the environment does not exist.
          */
         delete: operations["EnvironmentsController_delete"];
         options?: never;
         head?: never;
         /**
          * Change name, description, purpose or type; the slug stays
-         * @description Changes the name, description, purpose or type of the environment; only the given fields change. The slug, and so every URL of the environment, stays as created. Needs the MEMBER role or above in the organisation. 404 when the environment does not exist.
+         * @description Changes the name, description, purpose or type of the environment; only the given fields change. The slug, and so every URL of the environment, stays as created. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the environment does not exist.
          */
         patch: operations["EnvironmentsController_update"];
         trace?: never;
@@ -742,7 +742,7 @@ export interface paths {
         };
         /**
          * Every organisation member with the kubernetesRole that applies in this environment (the override, else the organisation member's)
-         * @description Every member of the organisation with the kubernetesRole that applies in this environment: the environment's override where one is set, else the member's organisation-wide kubernetesRole. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by email, createdAt, kubernetesRole, memberIdentity (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist.
+         * @description Every member of the organisation with the kubernetesRole that applies in this environment: the environment's override where one is set, else the member's organisation-wide kubernetesRole. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by email, createdAt, kubernetesRole, memberIdentity (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the environment does not exist.
          */
         get: operations["EnvironmentsController_members"];
         put?: never;
@@ -764,12 +764,12 @@ export interface paths {
         put?: never;
         /**
          * Add or change a member's kubernetesRole in this environment (ADMIN: it grants cluster access); answers the environment's member list
-         * @description Sets the member's kubernetesRole in this environment (an override of the organisation-wide role), creating or changing the override; audited. It grants cluster access, hence ADMIN. Only an OWNER may change an OWNER's access (403). Answers the environment's member list. Needs the ADMIN role or above in the organisation. 404 when the environment or the membership does not exist.
+         * @description Sets the member's kubernetesRole in this environment (an override of the organisation-wide role), creating or changing the override; audited. It grants cluster access, hence ADMIN. Only an OWNER may change an OWNER's access (403). Answers the environment's member list. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the environment or the membership does not exist.
          */
         post: operations["EnvironmentsController_setMember"];
         /**
          * Remove a member's environment role; the organisation member's kubernetesRole applies again
-         * @description Removes the member's override in this environment; the member's organisation-wide kubernetesRole applies there again. Only an OWNER may change an OWNER's access (403). Needs the ADMIN role or above in the organisation. 404 when the environment or the membership does not exist, or the member has no override here.
+         * @description Removes the member's override in this environment; the member's organisation-wide kubernetesRole applies there again. Only an OWNER may change an OWNER's access (403). Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the environment or the membership does not exist, or the member has no override here.
          */
         delete: operations["EnvironmentsController_removeMember"];
         options?: never;
@@ -792,7 +792,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cloud account from a cloud profile of the catalog
-         * @description Creates a cloud account from an enabled cloud profile of the catalog (its identity or slug), which decides the provider. A profile that is unknown, disabled, or of a provider not available to the organisation is 400. The account starts without credentials: add them with the credentials POST of its platform. Needs the ADMIN role or above in the organisation.
+         * @description Creates a cloud account from an enabled cloud profile of the catalog (its identity or slug), which decides the provider. A profile that is unknown, disabled, or of a provider not available to the organisation is 400. The account starts without credentials: add them with the credentials POST of its platform. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["CloudAccountsController_create"];
         delete?: never;
@@ -817,14 +817,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a cloud account and its credentials; refused while a cluster uses it or one of its clusters was deleted less than 24 hours ago
-         * @description Deletes the cloud account and its credentials. Refused with 409 while a cluster that is not deleted uses it, and for 24 hours after the last of its clusters was deleted (the message says from when it can be deleted). Needs the ADMIN role or above in the organisation. 404 when the account is not in the organisation.
+         * @description Deletes the cloud account and its credentials. Refused with 409 while a cluster that is not deleted uses it, and for 24 hours after the last of its clusters was deleted (the message says from when it can be deleted). Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the account is not in the organisation.
          */
         delete: operations["CloudAccountsController_delete"];
         options?: never;
         head?: never;
         /**
          * Change the display name, enable or disable, or choose the primary credentials
-         * @description Changes the display name or the enabled flag, or makes other credentials of the account primary (`primaryCloudCredentials`, which must be credentials of this account, else 400). Only the given fields change; changes are audited. Needs the ADMIN role or above in the organisation. 404 when the account is not in the organisation.
+         * @description Changes the display name or the enabled flag, or makes other credentials of the account primary (`primaryCloudCredentials`, which must be credentials of this account, else 400). Only the given fields change; changes are audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the account is not in the organisation.
          */
         patch: operations["CloudAccountsController_update"];
         trace?: never;
@@ -860,7 +860,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_1 credentials (access key id and secret); the first credentials of an account become primary
-         * @description Adds credentials of platform_1 (access key id and secret access key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_1 (access key id and secret access key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform1"];
         delete?: never;
@@ -880,7 +880,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_2 credentials (service principal: clientId, clientSecret, tenantId, subscriptionId); the first credentials of an account become primary
-         * @description Adds credentials of platform_2 (a service principal: clientId, clientSecret, tenantId and subscriptionId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_2 (a service principal: clientId, clientSecret, tenantId and subscriptionId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform2"];
         delete?: never;
@@ -900,7 +900,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_3 credentials (API token); the first credentials of an account become primary
-         * @description Adds credentials of platform_3 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_3 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform3"];
         delete?: never;
@@ -920,7 +920,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_4 credentials (API key and secret); the first credentials of an account become primary
-         * @description Adds credentials of platform_4 (an API key and its secret) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_4 (an API key and its secret) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform4"];
         delete?: never;
@@ -940,7 +940,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_5 credentials (service account key (JSON string with client_email and private_key)); the first credentials of an account become primary
-         * @description Adds credentials of platform_5 (a service account key: a JSON string holding client_email and private_key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_5 (a service account key: a JSON string holding client_email and private_key) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform5"];
         delete?: never;
@@ -960,7 +960,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_6 credentials (API token); the first credentials of an account become primary
-         * @description Adds credentials of platform_6 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_6 (an API token) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform6"];
         delete?: never;
@@ -980,7 +980,7 @@ export interface paths {
         put?: never;
         /**
          * Add platform_7 credentials (applicationKey, applicationSecret, consumerKey, projectId); the first credentials of an account become primary
-         * @description Adds credentials of platform_7 (applicationKey, applicationSecret, consumerKey and projectId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of platform_7 (applicationKey, applicationSecret, consumerKey and projectId) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createPlatform7"];
         delete?: never;
@@ -1000,7 +1000,7 @@ export interface paths {
         put?: never;
         /**
          * Add byon credentials (no secret); the first credentials of an account become primary
-         * @description Adds credentials of a byon account (bring your own nodes: no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of a byon account (bring your own nodes: no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createByon"];
         delete?: never;
@@ -1020,7 +1020,7 @@ export interface paths {
         put?: never;
         /**
          * Add none credentials (no secret); the first credentials of an account become primary
-         * @description Adds credentials of a `none` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of a `none` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createNone"];
         delete?: never;
@@ -1040,7 +1040,7 @@ export interface paths {
         put?: never;
         /**
          * Add empty credentials (no secret); the first credentials of an account become primary
-         * @description Adds credentials of an `empty` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. 404 when the cloud account is not in the organisation.
+         * @description Adds credentials of an `empty` account (no secret, only a display name) to the cloud account. The platform in the path must be the platform of the cloud account (400 otherwise, naming the right path). The secret values are stored encrypted and are never answered again; the first credentials of an account become its primary credentials. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the cloud account is not in the organisation.
          */
         post: operations["CloudCredentialsController_createEmpty"];
         delete?: never;
@@ -1061,7 +1061,7 @@ export interface paths {
         post?: never;
         /**
          * Delete credentials; refused while they are primary and the account has clusters. Deleting the primary promotes the newest remaining credentials
-         * @description Deletes the credentials. Refused with 409 while they are the primary credentials of an account that has clusters, or while a cluster uses them. Deleting the primary credentials of an account without clusters makes the newest remaining credentials primary. Needs the ADMIN role or above in the organisation. 404 when the account or the credentials are not found.
+         * @description Deletes the credentials. Refused with 409 while they are the primary credentials of an account that has clusters, or while a cluster uses them. Deleting the primary credentials of an account without clusters makes the newest remaining credentials primary. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the account or the credentials are not found.
          */
         delete: operations["CloudCredentialsController_delete"];
         options?: never;
@@ -1084,7 +1084,7 @@ export interface paths {
         put?: never;
         /**
          * Create a maintenance schedule (weekly UTC windows that must not overlap)
-         * @description Creates a maintenance schedule: one or more weekly windows (day, start time HH:mm and duration in minutes), which must not overlap each other (400 naming the pair), an IANA time zone (default UTC), and optional exclusions (periods without maintenance). Clusters refer to it by identity; upgrades scheduled for them are placed into its windows. Needs the MEMBER role or above in the organisation.
+         * @description Creates a maintenance schedule: one or more weekly windows (day, start time HH:mm and duration in minutes), which must not overlap each other (400 naming the pair), an IANA time zone (default UTC), and optional exclusions (periods without maintenance). Clusters refer to it by identity; upgrades scheduled for them are placed into its windows. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["MaintenanceController_create"];
         delete?: never;
@@ -1109,14 +1109,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a maintenance schedule (refused while clusters use it)
-         * @description Deletes the maintenance schedule. Refused with 409 while clusters use it: move them to another schedule (or none) first. Needs the MEMBER role or above in the organisation. 404 when the schedule is not in the organisation.
+         * @description Deletes the maintenance schedule. Refused with 409 while clusters use it: move them to another schedule (or none) first. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the schedule is not in the organisation.
          */
         delete: operations["MaintenanceController_delete"];
         options?: never;
         head?: never;
         /**
          * Change the name, windows, time zone or exclusions of a maintenance schedule (each given list replaces the old one)
-         * @description Changes the name, windows, time zone or exclusions; each list that is given replaces the old list whole, fields left out stay. The windows must still not overlap (400). Needs the MEMBER role or above in the organisation. 404 when the schedule is not in the organisation.
+         * @description Changes the name, windows, time zone or exclusions; each list that is given replaces the old list whole, fields left out stay. The windows must still not overlap (400). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the schedule is not in the organisation.
          */
         patch: operations["MaintenanceController_update"];
         trace?: never;
@@ -1130,7 +1130,7 @@ export interface paths {
         };
         /**
          * List the organisation's scheduled cluster upgrades, optionally by cluster and status
-         * @description `clusterIdentities` and `statuses` (each repeatable) narrow the list to those clusters and states. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description `clusterIdentities` and `statuses` (each repeatable) narrow the list to those clusters and states. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug, fromClusterVersion, toClusterVersion (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["ScheduledClusterUpgradesController_list"];
         put?: never;
@@ -1157,7 +1157,7 @@ export interface paths {
         post?: never;
         /**
          * Cancel a scheduled cluster upgrade (only while SCHEDULED or SCHEDULED_NOTIFIED)
-         * @description Cancels the upgrade (status CANCELLED, audited) and answers it. Only an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED can be cancelled; one that has started or ended is 409. Needs the MEMBER role or above in the organisation. 404 when it is not an upgrade of this organisation.
+         * @description Cancels the upgrade (status CANCELLED, audited) and answers it. Only an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED can be cancelled; one that has started or ended is 409. Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when it is not an upgrade of this organisation.
          */
         delete: operations["ScheduledClusterUpgradesController_cancel"];
         options?: never;
@@ -1174,13 +1174,13 @@ export interface paths {
         };
         /**
          * List scheduled cluster upgrades of every organisation (platform administrators; page form A)
-         * @description Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         * @description Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug, fromClusterVersion, toClusterVersion (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
          */
         get: operations["ScheduledUpgradesAdminController_list"];
         put?: never;
         /**
          * Schedule an upgrade of a cluster in a given window (platform administrators)
-         * @description Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs (else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, the window moves into the cluster's first maintenance window starting at or after windowStart. With `fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the administrator who scheduled it; audited. Platform administrators only; everyone else gets 403. 404 when the cluster does not exist; 409 when the cluster already has an open upgrade.
+         * @description Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs (else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, the window moves into the cluster's first maintenance window starting at or after windowStart. With `fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the administrator who scheduled it; audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 when the cluster already has an open upgrade.
          */
         post: operations["ScheduledUpgradesAdminController_create"];
         delete?: never;
@@ -1203,20 +1203,20 @@ export interface paths {
         get: operations["ScheduledUpgradesAdminController_get"];
         /**
          * Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)
-         * @description The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.
+         * @description The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.
          */
         put: operations["ScheduledUpgradesAdminController_put"];
         post?: never;
         /**
          * Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)
-         * @description Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 when it has started or ended.
+         * @description Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
          */
         delete: operations["ScheduledUpgradesAdminController_cancel"];
         options?: never;
         head?: never;
         /**
          * Move the window or change the target of an upgrade that has not started (platform administrators)
-         * @description Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. Audited. Platform administrators only; everyone else gets 403. 404 when it does not exist; 409 when it has started or ended.
+         * @description Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
          */
         patch: operations["ScheduledUpgradesAdminController_update"];
         trace?: never;
@@ -1236,7 +1236,7 @@ export interface paths {
         put?: never;
         /**
          * Provision a personal access token for the caller; `token` holds its value, shown this once
-         * @description Creates a personal access token for the caller and answers its value in `token`, this once: only a hash is stored. `type` is FULL_ACCESS (default) or READ_ONLY (GET only). `expireAt` must be in the future and at most a year ahead (default: the configured lifetime); `ipRestriction` is a comma-separated list of addresses or CIDR ranges the token may be used from. Audited, without the value. Any authenticated user may call it; it is not tied to an organisation.
+         * @description Creates a personal access token for the caller and answers its value in `token`, this once: only a hash is stored. `type` is FULL_ACCESS (default) or READ_ONLY (GET only). `expireAt` must be in the future and at most a year ahead (default: the configured lifetime); `ipRestriction` is a comma-separated list of addresses or CIDR ranges the token may be used from. Audited, without the value. Any authenticated user may call it; it is not tied to an organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["TokensController_provision"];
         delete?: never;
@@ -1257,7 +1257,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke one of the caller's tokens; it stops working at once
-         * @description Revokes one of the caller's own tokens by its id; requests with it are refused (401) from then on. Revoking a token that is already revoked answers 200 again. Any authenticated user may call it; it is not tied to an organisation. 404 when the caller has no token with this id.
+         * @description Revokes one of the caller's own tokens by its id; requests with it are refused (401) from then on. Revoking a token that is already revoked answers 200 again. Any authenticated user may call it; it is not tied to an organisation. A READ_ONLY personal access token gets 403. 404 when the caller has no token with this id.
          */
         delete: operations["TokensController_revoke"];
         options?: never;
@@ -1276,7 +1276,7 @@ export interface paths {
         put?: never;
         /**
          * Add a user (platform administrators only)
-         * @description Creates a user account with username, email and optionally the OIDC subject it signs in with, and whether it may create organisations or is a platform administrator. Platform administrators only; everyone else gets 403. 409 when a user with this email, username or OIDC subject exists.
+         * @description Creates a user account with username, email and optionally the OIDC subject it signs in with, and whether it may create organisations or is a platform administrator. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when a user with this email, username or OIDC subject exists.
          */
         post: operations["UsersController_add"];
         delete?: never;
@@ -1294,7 +1294,7 @@ export interface paths {
         };
         /**
          * Find users by username prefix (at least 3 characters); at most one page
-         * @description The user directory is not public. A prefix matches only users who share an organisation with the caller; anyone else is found only by their exact username or email address (so an organisation ADMIN can add a person they know). Platform administrators search every user by prefix.
+         * @description The user directory is not public. A prefix matches only users who share an organisation with the caller; anyone else is found only by their exact username or email address (so an organisation ADMIN can add a person they know). Platform administrators search every user by prefix. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by username, email (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: username. Any authenticated user may call it; it is not tied to an organisation.
          */
         get: operations["UsersController_search"];
         put?: never;
@@ -1314,7 +1314,7 @@ export interface paths {
         };
         /**
          * Liveness: the process is up
-         * @description Needs no database. With the embedded database, 503 while its PostgreSQL process is down (it is restarted).
+         * @description Needs no database. With the embedded database, 503 while its PostgreSQL process is down (it is restarted). Needs no user credential (no personal access token or OIDC token).
          */
         get: operations["HealthController_live"];
         put?: never;
@@ -1334,7 +1334,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers and the instance is not shutting down
-         * @description The 503 body names the failing check (`database`, or `shutdown` while draining).
+         * @description The 503 body names the failing check (`database`, or `shutdown` while draining). Needs no user credential (no personal access token or OIDC token).
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -1474,7 +1474,7 @@ export interface paths {
         };
         /**
          * Cloud providers, by default in the interface's type order (platform_1, platform_2, byon, platform_3, empty, platform_4, platform_5, platform_6, none, platform_7)
-         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Sortable by type, name, slug, available.
+         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by type, name, slug, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_providers"];
         put?: never;
@@ -1494,7 +1494,7 @@ export interface paths {
         };
         /**
          * A provider's regions (provider by slug or type value)
-         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Sortable by slug, name, available, restricted.
+         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by slug, name, available, restricted (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_regions"];
         put?: never;
@@ -1514,7 +1514,7 @@ export interface paths {
         };
         /**
          * A region's availability zones
-         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Sortable by slug, name.
+         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by slug, name (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_zones"];
         put?: never;
@@ -1534,7 +1534,7 @@ export interface paths {
         };
         /**
          * Public cloud profiles to choose from when creating a cloud account (by identity or slug)
-         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Default order: provider type order, then slug; sortable by type, slug, displayName, enabled.
+         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by type, slug, displayName, enabled (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: provider type order, then slug. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_cloudProfiles"];
         put?: never;
@@ -1554,7 +1554,7 @@ export interface paths {
         };
         /**
          * Update channels and the version each one currently points to; sortable by name, available
-         * @description The update channels (such as stable) with the version each one points to now; a cluster may follow a channel (its `updateChannel`). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description The update channels (such as stable) with the version each one points to now; a cluster may follow a channel (its `updateChannel`). Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_updateChannels"];
         put?: never;
@@ -1594,13 +1594,13 @@ export interface paths {
         };
         /**
          * Every cluster version, available or not (page form A, ascending semver order)
-         * @description Each version carries `clusterCount`, the non-deleted clusters running or wanting it.
+         * @description Each version carries `clusterCount`, the non-deleted clusters running or wanting it. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
          */
         get: operations["ClusterVersionsAdminController_list"];
         put?: never;
         /**
          * Add a cluster version (audited CLUSTER_VERSION_CREATED)
-         * @description Adds a cluster version: `version` must be a semantic version (400 otherwise); kubernetesVersion defaults to `v<version>`, available to true. A version that was deleted may be added again. Audited. Platform administrators only; everyone else gets 403. 409 when the version exists (PATCH it instead).
+         * @description Adds a cluster version: `version` must be a semantic version (400 otherwise); kubernetesVersion defaults to `v<version>`, available to true. A version that was deleted may be added again. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when the version exists (PATCH it instead).
          */
         post: operations["ClusterVersionsAdminController_create"];
         delete?: never;
@@ -1663,20 +1663,20 @@ export interface paths {
         get: operations["ClusterVersionsAdminController_get"];
         /**
          * Same as PATCH (the original admin client sends PUT {available})
-         * @description The same change as PATCH, for the original admin client, which sends PUT `{available}`: only the given fields change. Withdrawing a version an update channel points to is 409. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         * @description The same change as PATCH, for the original admin client, which sends PUT `{available}`: only the given fields change. Withdrawing a version an update channel points to is 409. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
          */
         put: operations["ClusterVersionsAdminController_replace"];
         post?: never;
         /**
          * Delete a version no cluster runs or wants, no update channel points to and no open upgrade targets (audited CLUSTER_VERSION_DELETED)
-         * @description Deletes the version from the catalog; the start-up catalog load will not bring it back. Refused with 409 while a cluster that is not deleted runs or wants it, an update channel points to it, or an open scheduled upgrade targets it. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         * @description Deletes the version from the catalog; the start-up catalog load will not bring it back. Refused with 409 while a cluster that is not deleted runs or wants it, an update channel points to it, or an open scheduled upgrade targets it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
          */
         delete: operations["ClusterVersionsAdminController_remove"];
         options?: never;
         head?: never;
         /**
          * Make a version available or withdraw it, or change its note (audited CLUSTER_VERSION_UPDATED)
-         * @description Makes the version available or withdraws it, or changes its note; only the given fields change. Withdrawing a version that an update channel points to is 409: move the channel first. Withdrawing does not touch the clusters that run it. Audited. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         * @description Makes the version available or withdraws it, or changes its note; only the given fields change. Withdrawing a version that an update channel points to is 409: move the channel first. Withdrawing does not touch the clusters that run it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
          */
         patch: operations["ClusterVersionsAdminController_update"];
         trace?: never;
@@ -1696,7 +1696,7 @@ export interface paths {
         put?: never;
         /**
          * Add an update channel pointing to an available version (audited UPDATE_CHANNEL_CREATED)
-         * @description Adds an update channel pointing to `kubernetesClusterVersion`, which must be a known and available version (400 otherwise); available defaults to true. Audited. Platform administrators only; everyone else gets 403. 409 when a channel of that name exists (PATCH it instead).
+         * @description Adds an update channel pointing to `kubernetesClusterVersion`, which must be a known and available version (400 otherwise); available defaults to true. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when a channel of that name exists (PATCH it instead).
          */
         post: operations["UpdateChannelsAdminController_create"];
         delete?: never;
@@ -1720,7 +1720,7 @@ export interface paths {
         head?: never;
         /**
          * Move a channel to another available version, or set its availability (audited UPDATE_CHANNEL_UPDATED)
-         * @description Points the channel to another version, which must be known and available (400 otherwise), or sets its availability; only the given fields change. Audited. Platform administrators only; everyone else gets 403. 404 when the channel does not exist.
+         * @description Points the channel to another version, which must be known and available (400 otherwise), or sets its availability; only the given fields change. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the channel does not exist.
          */
         patch: operations["UpdateChannelsAdminController_update"];
         trace?: never;
@@ -1736,7 +1736,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organisation; the caller becomes its OWNER (needs canCreateOrganisations)
-         * @description Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. The caller needs canCreateOrganisations (403 otherwise). `acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number (country prefix, format and check digits); both are 400 otherwise. 409 when an organisation with the derived slug exists.
+         * @description Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. `acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number (country prefix, format and check digits); both are 400 otherwise. The caller needs canCreateOrganisations (403 otherwise). A READ_ONLY personal access token gets 403. 409 when an organisation with the derived slug exists.
          */
         post: operations["OrganisationsController_create"];
         delete?: never;
@@ -1764,7 +1764,7 @@ export interface paths {
         head?: never;
         /**
          * Change an organisation's details (ADMIN); renaming keeps the slug
-         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). Audited. Needs the ADMIN role or above in the organisation. A caller who is not a member of the organisation gets 403.
+         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. A caller who is not a member of the organisation gets 403.
          */
         patch: operations["OrganisationsController_update"];
         trace?: never;
@@ -1781,7 +1781,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an organisation (OWNER or platform administrator)
-         * @description Refused (409) while it has cloud accounts, clusters that are not deleted, or active monitoring tenants.
+         * @description Refused (409) while it has cloud accounts, clusters that are not deleted, or active monitoring tenants. Needs the OWNER role in the organisation; platform administrators may call it too. A READ_ONLY personal access token gets 403.
          */
         delete: operations["OrganisationsController_delete"];
         options?: never;
@@ -1818,7 +1818,7 @@ export interface paths {
         };
         /**
          * Compute of the organisation (VIEWER)
-         * @description Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes, plus what the registered nodes of bring-your-own-node pools reported.
+         * @description Over clusters that are not deleted: count, CPU cores and memory (MiB) of node types times pool sizes, plus what the registered nodes of bring-your-own-node pools reported. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrganisationsController_compute"];
         put?: never;
@@ -1838,7 +1838,7 @@ export interface paths {
         };
         /**
          * The caller's own membership of the organisation
-         * @description The caller's own membership of the organisation: role, kubernetesRole and when they joined. 404 for a platform administrator who reads the organisation without being a member; a caller who is neither gets 403.
+         * @description The caller's own membership of the organisation: role, kubernetesRole and when they joined. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 for a platform administrator who reads the organisation without being a member (there is no membership to answer); anyone else who is not a member gets 403.
          */
         get: operations["OrganisationMembersController_me"];
         put?: never;
@@ -1858,13 +1858,13 @@ export interface paths {
         };
         /**
          * Members of the organisation (VIEWER); sortable by username, email, role, kubernetesRole, joinedAt
-         * @description The members of the organisation with username, email, role, kubernetesRole and joinedAt. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by username, email, role, kubernetesRole, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description The members of the organisation with username, email, role, kubernetesRole and joinedAt. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by username, email, role, kubernetesRole, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrganisationMembersController_list"];
         put?: never;
         /**
          * Add a user to the organisation by username or email (ADMIN; only an OWNER may grant OWNER)
-         * @description Defaults: role VIEWER, kubernetesRole VIEW. Answers 200 with no body.
+         * @description Defaults: role VIEWER, kubernetesRole VIEW. Answers 200 with no body. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["OrganisationMembersController_add"];
         delete?: never;
@@ -1885,14 +1885,14 @@ export interface paths {
         post?: never;
         /**
          * Remove a member (ADMIN; only an OWNER removes an OWNER; the last OWNER stays, 409)
-         * @description Removes a member from the organisation; audited. Only an OWNER may remove an OWNER (403), and the last OWNER cannot be removed (409). Needs the ADMIN role or above in the organisation. 404 when the organisation has no member with this identity.
+         * @description Removes a member from the organisation; audited. Only an OWNER may remove an OWNER (403), and the last OWNER cannot be removed (409). Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the organisation has no member with this identity.
          */
         delete: operations["OrganisationMembersController_remove"];
         options?: never;
         head?: never;
         /**
          * Change a member's role or kubernetesRole (ADMIN; OWNER to grant or change OWNER)
-         * @description The last OWNER cannot be demoted (409).
+         * @description The last OWNER cannot be demoted (409). Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         patch: operations["OrganisationMembersController_update"];
         trace?: never;
@@ -1906,7 +1906,7 @@ export interface paths {
         };
         /**
          * The caller's memberships across organisations; sortable by name, slug, role, joinedAt
-         * @description Every organisation the caller is a member of, with the caller's role there. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, role, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any authenticated user may call it; it is not tied to an organisation.
+         * @description Every organisation the caller is a member of, with the caller's role there. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, role, joinedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Any authenticated user may call it; it is not tied to an organisation.
          */
         get: operations["OrganisationMembersController_memberships"];
         put?: never;
@@ -1946,7 +1946,7 @@ export interface paths {
         };
         /**
          * One organisation by identity, in the original admin client shape (slug and emails as strings)
-         * @description Beyond the interface: the original admin client reads `/admin/v1/orgs/{identity}`.
+         * @description Beyond the interface: the original admin client reads `/admin/v1/orgs/{identity}`. Platform administrators only; everyone else gets 403.
          */
         get: operations["OrganisationsAdminController_get"];
         put?: never;
@@ -2006,7 +2006,7 @@ export interface paths {
         };
         /**
          * Activity feed of the organisation (VIEWER); newest first by default; sortable by createdAt, type
-         * @description The human-readable activity feed of the organisation: one line per notable change (clusters created, upgraded, deleted, members added and the like), with who did it. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, type (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt descending (newest first). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description The human-readable activity feed of the organisation: one line per notable change (clusters created, upgraded, deleted, members added and the like), with who did it. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, type (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: createdAt descending (newest first). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["ActivityController_list"];
         put?: never;
@@ -2026,13 +2026,13 @@ export interface paths {
         };
         /**
          * List the organisation's webhook subscriptions (ADMIN)
-         * @description Oldest first; secrets are never shown here.
+         * @description Oldest first; secrets are never shown here. Needs the ADMIN role or above in the organisation.
          */
         get: operations["WebhooksController_list"];
         put?: never;
         /**
          * Create a webhook subscription (ADMIN; audited WEBHOOK_CREATED)
-         * @description The answer carries the signing secret, once. Events are delivered as CloudEvents 1.0 JSON (`content-type: application/cloudevents+json`) with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`). Delivery is at least once: receivers de-duplicate by `webhook-id`; order is best-effort. A delivery that does not get a 2xx is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, 5 h and 10 h (each +-20 %), for up to 24 h; a subscription whose deliveries fail for 3 days is disabled. The URL must pass the outbound policy (no internal addresses). At most 25 per organisation.
+         * @description The answer carries the signing secret, once. Events are delivered as CloudEvents 1.0 JSON (`content-type: application/cloudevents+json`) with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`). Delivery is at least once: receivers de-duplicate by `webhook-id`; order is best-effort. A delivery that does not get a 2xx is retried after about 5 s, 1 min, 5 min, 30 min, 2 h, 5 h and 10 h (each +-20 %), for up to 24 h; a subscription whose deliveries fail for 3 days is disabled. The URL must pass the outbound policy (no internal addresses). At most 25 per organisation. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["WebhooksController_create"];
         delete?: never;
@@ -2057,14 +2057,14 @@ export interface paths {
         post?: never;
         /**
          * Delete a webhook subscription and its pending deliveries (ADMIN; audited WEBHOOK_DELETED)
-         * @description Deletes the webhook subscription and its pending deliveries; nothing more is sent to its URL. Audited. Needs the ADMIN role or above in the organisation. 404 when the subscription is not in the organisation.
+         * @description Deletes the webhook subscription and its pending deliveries; nothing more is sent to its URL. Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the subscription is not in the organisation.
          */
         delete: operations["WebhooksController_remove"];
         options?: never;
         head?: never;
         /**
          * Change a webhook subscription (ADMIN; audited WEBHOOK_UPDATED)
-         * @description `enabled: true` re-enables a subscription the service disabled after 3 days of failures. A new URL passes the outbound policy.
+         * @description `enabled: true` re-enables a subscription the service disabled after 3 days of failures. A new URL passes the outbound policy. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         patch: operations["WebhooksController_update"];
         trace?: never;
@@ -2080,7 +2080,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret (ADMIN; audited WEBHOOK_SECRET_ROTATED)
-         * @description Answers the new secret, once. For 24 h deliveries carry two signatures in `webhook-signature` (new and previous, space-separated), so a receiver can switch secrets without losing events.
+         * @description Answers the new secret, once. For 24 h deliveries carry two signatures in `webhook-signature` (new and previous, space-separated), so a receiver can switch secrets without losing events. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["WebhooksController_rotate"];
         delete?: never;
@@ -2100,7 +2100,7 @@ export interface paths {
         put?: never;
         /**
          * Send a WEBHOOK_PING event to this subscription only (ADMIN)
-         * @description Answers the queued delivery; follow it in the deliveries list. 409 when the subscription is disabled.
+         * @description Answers the queued delivery; follow it in the deliveries list. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the subscription is disabled.
          */
         post: operations["WebhooksController_ping"];
         delete?: never;
@@ -2140,7 +2140,7 @@ export interface paths {
         put?: never;
         /**
          * Deliver an event again (ADMIN; audited WEBHOOK_DELIVERY_REDELIVERED)
-         * @description A new delivery of the same event (same `webhook-id`), due now. 409 while the delivery is still pending or the subscription is disabled.
+         * @description A new delivery of the same event (same `webhook-id`), due now. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 while the delivery is still pending or the subscription is disabled.
          */
         post: operations["WebhooksController_redeliver"];
         delete?: never;
@@ -5183,7 +5183,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5440,7 +5440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5564,7 +5564,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5820,7 +5820,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5970,7 +5970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6115,7 +6115,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6244,7 +6244,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6352,7 +6352,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6459,7 +6459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6846,7 +6846,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6968,7 +6968,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7749,7 +7749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7886,7 +7886,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8019,7 +8019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8457,7 +8457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8590,7 +8590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8925,7 +8925,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9069,7 +9069,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9181,7 +9181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9520,7 +9520,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9662,7 +9662,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9896,7 +9896,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10247,7 +10247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10368,7 +10368,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10618,7 +10618,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10747,7 +10747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10971,7 +10971,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11202,7 +11202,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11322,7 +11322,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11568,7 +11568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11700,7 +11700,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11832,7 +11832,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11964,7 +11964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12096,7 +12096,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12228,7 +12228,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12360,7 +12360,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12492,7 +12492,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12624,7 +12624,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12756,7 +12756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12884,7 +12884,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13106,7 +13106,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13337,7 +13337,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13457,7 +13457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13807,7 +13807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13934,7 +13934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14039,7 +14039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14178,7 +14178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14285,7 +14285,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14424,7 +14424,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14543,7 +14543,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14680,18 +14680,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -14785,7 +14773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
+            /** @description The token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14913,7 +14901,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
+            /** @description The token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15018,7 +15006,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15157,18 +15145,6 @@ export interface operations {
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a member of the organisation, or the role does not allow it */
-            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -15438,18 +15414,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -15551,18 +15515,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -15642,18 +15594,6 @@ export interface operations {
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The role or token type does not allow this operation */
-            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -15755,18 +15695,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -15858,18 +15786,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description Resource not found */
             404: {
                 headers: {
@@ -15949,18 +15865,6 @@ export interface operations {
             };
             /** @description Missing, unknown, revoked or expired credential */
             401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The role or token type does not allow this operation */
-            403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -16741,7 +16645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16846,7 +16750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16993,7 +16897,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17104,7 +17008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17207,7 +17111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17314,7 +17218,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17452,7 +17356,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17571,7 +17475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17718,7 +17622,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17823,7 +17727,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17966,7 +17870,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18095,7 +17999,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description The caller may not create organisations (canCreateOrganisations), or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18343,7 +18247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18470,7 +18374,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19015,7 +18919,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19156,7 +19060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19278,7 +19182,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19425,18 +19329,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The role or token type does not allow this operation */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
                 headers: {
@@ -19536,7 +19428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19639,7 +19531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a platform administrator */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20193,7 +20085,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20438,7 +20330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20547,7 +20439,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20676,7 +20568,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20781,7 +20673,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -21014,7 +20906,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a member of the organisation, or the role does not allow it */
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

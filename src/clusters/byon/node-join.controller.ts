@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Headers, HttpCode, Ip, Param, Post, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { rateLimitHeaders } from '../../auth/request-rate-limits';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../../auth/organisation-access';
 import { CurrentPrincipal, Principal, Public } from '../../auth/principal';
-import { ApiStandardErrors } from '../../common/api-docs';
+import { ApiDoc, ApiStandardErrors } from '../../common/api-docs';
 import { JoinTokensRevokedResponse, NodePoolJoinConfigResponse, NodeRegistrationRequest, NodeRegistrationResponse } from '../dto/byon.dto';
 import { NodeJoinService } from './node-join.service';
 
@@ -22,13 +22,13 @@ export class NodeJoinController {
   @Post('join-config')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Create a join config for a bring-your-own-node pool (with a fresh bootstrap token)',
     description:
       'Answers the versions, install and upgrade scripts, kubelet config, cloud-init user data and the join command of the pool. ' +
       'The join command (and the cloud-init that runs it) carries a new bootstrap token for this pool only: shown once, stored as a ' +
-      'SHA-256 hash, valid NODE_JOIN_TOKEN_TTL_MINUTES (default 60) for up to maxSize new nodes. 409 for a pool of a cloud cluster, ' +
-      'before the control plane is provisioned, or while the cluster is being deleted.',
+      'SHA-256 hash, valid NODE_JOIN_TOKEN_TTL_MINUTES (default 60) for up to maxSize new nodes.',
+    errors: '409 for a pool of a cloud cluster, before the control plane is provisioned, or while the cluster is being deleted.',
   })
   @ApiOkResponse({ type: NodePoolJoinConfigResponse })
   @ApiStandardErrors({ conflict: 'Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted' })
@@ -45,7 +45,7 @@ export class NodeJoinController {
   @Delete('join-tokens')
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Revoke every open join token of a bring-your-own-node pool',
     description: 'Registered nodes stay; the revoked tokens register no node any more (401). Answers how many unexpired tokens were revoked.',
   })
@@ -70,7 +70,7 @@ export class NodeRegistrationsController {
   @Public()
   @HttpCode(200)
   @ApiBearerAuth('nodeJoinToken')
-  @ApiOperation({
+  @ApiDoc({
     summary: 'Register a bring-your-own node (called by the join command)',
     description:
       'Authenticated by a node join token only (`Authorization: Bearer <token>`), not by a user credential. The token decides the ' +
@@ -80,7 +80,7 @@ export class NodeRegistrationsController {
       'answer carries RateLimit-Limit, -Remaining and -Reset of that budget.',
   })
   @ApiOkResponse({ type: NodeRegistrationResponse })
-  @ApiStandardErrors({ forbidden: false, notFound: false, conflict: 'The node pool is full (maxSize nodes) or the cluster is being deleted' })
+  @ApiStandardErrors({ notFound: false, conflict: 'The node pool is full (maxSize nodes) or the cluster is being deleted' })
   register(
     @Ip() ip: string,
     @Headers('authorization') authorization: string | undefined,
