@@ -61,31 +61,31 @@ export class ScheduledUpgradesAdminController {
 
   @Put(':identity')
   @ApiOperation({
-    summary: "Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)",
+    summary: "Set an upgrade's status or reason, as older versions of the original admin client do (only CANCELLED may be set by hand)",
   })
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
-  @ApiStandardErrors({ conflict: 'A status other than CANCELLED, or cancelling an upgrade that started or ended' })
+  @ApiStandardErrors({ conflict: 'Cancelling an upgrade that started or ended' })
   put(
     @CurrentPrincipal() p: Principal,
     @Param('identity', upgradeIdentity) identity: string,
     @Body() body: AdminPutScheduledClusterUpgradeRequest,
   ): Promise<ScheduledClusterUpgradeResponse> {
-    if (body.identity && body.identity.toLowerCase() !== identity.toLowerCase()) {
-      throw ValidationFailedException.forField('identity', 'identity must be the identity in the path');
-    }
-    return this.upgrades.adminSetStatus(identity, body, p.user);
+    return this.upgrades.adminUpdate(identity, body, p.user);
   }
 
   @Patch(':identity')
   @ApiParam({ name: 'identity', format: 'uuid' })
-  @ApiOperation({ summary: 'Move the window or change the target of an upgrade that has not started (platform administrators)' })
+  @ApiOperation({
+    summary: 'Move the window, change the target, the reason or cancel an upgrade (platform administrators; the original admin client)',
+  })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })
   update(
+    @CurrentPrincipal() p: Principal,
     @Param('identity', upgradeIdentity) identity: string,
     @Body() body: UpdateScheduledClusterUpgradeRequest,
   ): Promise<ScheduledClusterUpgradeResponse> {
-    return this.upgrades.adminUpdate(identity, body);
+    return this.upgrades.adminUpdate(identity, body, p.user);
   }
 }

@@ -68,7 +68,7 @@ export class OrgCatalogController {
     summary: 'Public cloud profiles to choose from when creating a cloud account (by identity or slug)',
     description: `${RESTRICTION_NOTE} Default order: provider type order, then slug; sortable by type, slug, displayName, enabled.`,
   })
-  @ApiPageResponse(CloudProfileResponse, 'B')
+  @ApiPageResponse(CloudProfileResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   cloudProfiles(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.catalog.cloudProfilesPage(ctx.organisation, query);

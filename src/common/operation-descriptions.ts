@@ -196,12 +196,15 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     'Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. ' +
     `${PLATFORM_ADMIN} 404 when it does not exist; 409 when it has started or ended.`,
   ScheduledUpgradesAdminController_put:
-    "The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED " +
-    '(the scheduler sets the others). An `identity` in the body must equal the one in the path (400). Audited. ' +
-    `${PLATFORM_ADMIN} 404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.`,
+    "The original admin client's older update, `{identity, status, reason}`, handled as the PATCH: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED " +
+    '(the scheduler sets the others: 400), with the reason as the reason of the cancellation. An `identity` in the body must equal the one in the path (400). Audited. ' +
+    `${PLATFORM_ADMIN} 404 when it does not exist; 409 for cancelling an upgrade that started or ended.`,
   ScheduledUpgradesAdminController_update:
-    'Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than the running version) of an upgrade that has not started. ' +
-    'A notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. Audited. ' +
+    'Every field takes effect or is refused, none is ignored. `windowStart`/`windowEnd` (windowEnd after windowStart and in the future) and `toClusterVersion` ' +
+    "(or the original admin client's `version`; known and newer than the running version) re-plan an upgrade that has not started (409 otherwise); " +
+    'a notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. `reason` replaces the reason. `status` CANCELLED cancels ' +
+    'as DELETE does, with `reason` as the reason of the cancellation, and cannot be combined with a new window or target (400); the current status changes ' +
+    'nothing and any other status is 400 (the scheduler sets them). An `identity` in the body must equal the one in the path (400). One audit entry names every change. ' +
     `${PLATFORM_ADMIN} 404 when it does not exist; 409 when it has started or ended.`,
 
   // ---- Personal access tokens and users -----------------------------------------------------------
