@@ -40,6 +40,20 @@ import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
 
+
+/**
+ * One of the interface's profiles; any letter case is accepted (the original Terraform provider sends
+ * `PRIVILEGED`) and stored and answered in the interface's lower case.
+ */
+function PodSecurityStandardsProfileField() {
+  return applyDecorators(
+    ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES, description: 'Any letter case is accepted; answered in lower case' }),
+    IsOptional(),
+    Transform(({ value }) => (typeof value === 'string' ? value.toLowerCase() : value)),
+    IsIn(POD_SECURITY_STANDARDS_PROFILES),
+  );
+}
+
 export class IpRangeDto {
   @ApiProperty({ example: '10.244.0.0/16', maxLength: 43, description: 'A CIDR (IPv4 or IPv6)' })
   @IsString() @MaxLength(43) @IsCidr()
@@ -195,7 +209,7 @@ export class CreateClusterRequest {
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string;
 
-  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  @PodSecurityStandardsProfileField()
   podSecurityStandardsProfile?: string;
 
   @ApiPropertyOptional({ example: 'stable', description: 'An update channel name' }) @IsOptional() @IsString() @Length(1, 100)
@@ -234,7 +248,7 @@ export class UpdateClusterRequest {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;
 
-  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  @PodSecurityStandardsProfileField()
   podSecurityStandardsProfile?: string;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
