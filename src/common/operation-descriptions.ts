@@ -79,8 +79,12 @@ export const OPERATION_DESCRIPTIONS: Record<string, string> = {
     "The tenant's alerting configuration: its alert manager file and rule files. Secrets in it (receiver passwords, tokens, webhook URLs) are answered only to MEMBER or above " +
     `with a token that may write; VIEWERs and READ_ONLY tokens see a placeholder instead. ${VIEWER} 404 when the tenant does not exist.`,
   MonitoringController_listAlerts:
-    'One entry per monitoring tenant of the organisation (by tenant slug) with its cluster, its count of firing alerts and its alerts: firing first, then the newest. ' +
-    `Alerts muted by an active silence show as suppressed and are not counted as firing. ${VIEWER}`,
+    "Every alert of the organisation's monitoring tenants in one list: firing first, then the newest. Each carries the original client's alert fields " +
+    '(labels, annotations, state, activeAt, value) and the slugs of its tenant, cluster and environment. ' +
+    `Alerts muted by an active silence show as suppressed. Counts per tenant: the alerts summary. ${VIEWER}`,
+  MonitoringController_alertsSummary:
+    'One entry per monitoring tenant of the organisation (by tenant slug; also those without alerts) with its cluster and environment and how many of its ' +
+    `alerts fire, are suppressed by an active silence and are resolved. ${VIEWER}`,
   MonitoringController_tenantAlerts:
     `The alerts received for one monitoring tenant: firing alerts first, then by start time, newest first. A firing alert has no endsAt until it resolves. ${VIEWER} ` +
     '404 when the tenant does not exist in the organisation.',

@@ -14,7 +14,7 @@ import {
   AlertingValidationResponse,
   MessageResponse,
 } from './dto/alerting.dto';
-import { Alerts, TenantAlert } from './dto/alerts.dto';
+import { Alerts, TenantAlert, TenantAlertCounts } from './dto/alerts.dto';
 import { AlertWebhookTokenResponse, CountResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 
@@ -129,10 +129,18 @@ export class MonitoringController {
 
   @Get('alerts')
   @RequireOrgRole('VIEWER')
-  @ApiOperation({ summary: 'Alerts of every monitoring tenant of the organisation (firing first)' })
+  @ApiOperation({ summary: "Every alert of the organisation's monitoring tenants, each with its tenant (firing first)" })
   @ApiOkResponse({ type: [Alerts] })
   listAlerts(@OrgContext() ctx: OrganisationContext) {
     return this.alerts.listForOrganisation(ctx.organisation);
+  }
+
+  @Get('alerts-summary')
+  @RequireOrgRole('VIEWER')
+  @ApiOperation({ summary: 'How many alerts fire, are silenced and are resolved, per monitoring tenant' })
+  @ApiOkResponse({ type: [TenantAlertCounts] })
+  alertsSummary(@OrgContext() ctx: OrganisationContext) {
+    return this.alerts.countsForOrganisation(ctx.organisation);
   }
 
   @Get('alerts/:tenantSlug')
