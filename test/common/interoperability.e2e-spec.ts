@@ -287,10 +287,19 @@ describe('interoperability with ordinary HTTP clients', () => {
       const [row] = await t.db.query(`SELECT addons FROM clusters WHERE identity = $1`, [created.body.identity]);
       expect(Object.keys(row.addons).filter((k) => /[A-Z]/.test(k))).toEqual([]);
 
-      // The provider's update sends the same map again: accepted the same way.
-      const updated = await member.patch(`${clustersPath(f)}/tf-addons`).send({ addons: providerDefaultAddons() });
+      // The provider's update sends the same map again, "" for a channel and a schedule it does not set, and its
+      // profile in upper case: accepted the same way ("" detaches, as null does).
+      await member.patch(`${clustersPath(f)}/tf-addons`).send({ updateChannel: 'stable' }).expect(200);
+      const updated = await member.patch(`${clustersPath(f)}/tf-addons`).send({
+        addons: providerDefaultAddons(),
+        updateChannel: '',
+        maintenanceScheduleIdentity: '',
+        podSecurityStandardsProfile: 'PRIVILEGED',
+        version: '1.31.5',
+      });
       expect(updated.status).toBe(200);
       expect(updated.body.addons['node-reboots'].enabled).toBe(true);
+      expect(updated.body).toMatchObject({ updateChannel: null, maintenanceSchedule: null, podSecurityStandardsProfile: 'privileged' });
 
       // Strict makes the unknown ones 400; an unknown enabled add-on is 400 naming the valid names; an alias and its
       // catalog name together are 400. Nothing is written.

@@ -41,6 +41,11 @@ const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
 
 
+/** `""` is `null`: the original Terraform provider sends an empty string for a reference it does not set. */
+function EmptyStringIsNull() {
+  return Transform(({ value }) => (value === '' ? null : value));
+}
+
 /**
  * One of the interface's profiles; any letter case is accepted (the original Terraform provider sends
  * `PRIVILEGED`) and stored and answered in the interface's lower case.
@@ -238,7 +243,14 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 50)
   version?: string;
 
-  @ApiPropertyOptional({ type: String, maxLength: 100, example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: 100,
+    example: 'stable',
+    nullable: true,
+    description: 'null (or "", which the original Terraform provider sends for no channel) detaches the channel',
+  })
+  @EmptyStringIsNull() @IsOptional() @IsString() @Length(1, 100)
   updateChannel?: string | null;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
@@ -269,8 +281,13 @@ export class UpdateClusterRequest {
   @IsOptional() @ValidateNested() @Type(() => ClusterAutoscalerSettingsDto)
   clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the schedule' })
-  @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'null (or "", which the original Terraform provider sends for no schedule) detaches the schedule',
+  })
+  @EmptyStringIsNull() @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string | null;
 
   @ExclusionsField(
