@@ -551,9 +551,12 @@ export const CLIENT_FUNCTIONS: ClientFunction[] = [
   {
     name: 'GetSilences',
     client: 'Client',
-    requests: 'GET /api/v1/orgs/{org}/observability/{tenant}/silences',
+    requests: 'GET /api/v1/orgs/{org}/observability/{tenant}/silences (404 read as no silences)',
     async run(c, _a, s) {
-      await c.result('GET', `/api/v1/orgs/${s.org}/observability/${s.tenant}/silences`, { kind: 'slice', elem: T.Silence });
+      const path = `/api/v1/orgs/${s.org}/observability/${s.tenant}/silences`;
+      if ((await c.raw('GET', path)).status === 404) throw new ClientCallError('decoded, but 404 read as no silences');
+      const list = await c.result<Rec[]>('GET', path, { kind: 'slice', elem: T.Silence });
+      expectThat(list.some((x) => x.id === s.spare.silence), 'the silence is not listed');
     },
   },
   {
