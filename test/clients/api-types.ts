@@ -2685,7 +2685,7 @@ export interface components {
              */
             version?: string;
             /**
-             * @description null detaches the channel
+             * @description null (or "", which the original Terraform provider sends for no channel) detaches the channel
              * @example stable
              */
             updateChannel?: string | null;
@@ -2726,7 +2726,7 @@ export interface components {
             clusterAutoscalerSettings?: components["schemas"]["ClusterAutoscalerSettingsDto"];
             /**
              * Format: uuid
-             * @description null detaches the schedule
+             * @description null (or "", which the original Terraform provider sends for no schedule) detaches the schedule
              */
             maintenanceScheduleIdentity?: string | null;
             /**
