@@ -18,6 +18,7 @@ import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
+import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -63,7 +64,12 @@ function resolveEncryptionKey(config: AppConfig): void {
   config.CREDENTIALS_ENCRYPTION_KEY = fs.readFileSync(file, 'utf8').trim();
 }
 
+/** The OpenAPI document as served: the interface's, with the plain representation of /admin/v1 and /compat (src/compat). */
 export function buildOpenApiDocument(app: NestFastifyApplication): OpenAPIObject {
+  return documentPlainRepresentation(interfaceDocument(app));
+}
+
+function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Cluster Management Service')
     .setDescription(
@@ -146,6 +152,8 @@ export async function createApp(
         void reply.status(status).send(body);
       },
       genReqId: () => randomUUID(),
+      // /compat/api/v1/... is the route /api/v1/... (src/compat).
+      rewriteUrl: routeCompatUrl,
     });
     const state = new ServiceState(embedded);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
@@ -171,7 +179,10 @@ export async function createApp(
       if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
       jsonParser(request, body as string, done);
     });
-    const document = buildOpenApiDocument(app);
+    // /compat and /admin/v1 answer the original clients' plain representation, mapped from the interface's schemas.
+    const interfaceDoc = interfaceDocument(app);
+    servePlainRepresentation(fastify, interfaceDoc);
+    const document = documentPlainRepresentation(interfaceDoc);
     // A newcomer opening the service's address lands on the Swagger UI.
     fastify.get('/', (_request, reply) => reply.redirect('/swagger-ui', 302));
     SwaggerModule.setup('swagger-ui', app, document, {

@@ -84,43 +84,44 @@ export class ScheduledUpgradesAdminController {
 
   @Put(':identity')
   @ApiDoc({
-    summary: "Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)",
+    summary: "Set an upgrade's status or reason, as older versions of the original admin client do (only CANCELLED may be set by hand)",
     description:
-      "The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set " +
-      'is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must ' +
-      'equal the one in the path (400). Audited.',
-    errors: '404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.',
+      "The original admin client's older update, `{identity, status, reason}`, handled as the PATCH: the reason may always change; the only " +
+      'status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others: 400), with the reason as ' +
+      'the reason of the cancellation. An `identity` in the body must equal the one in the path (400). Audited.',
+    errors: '404 when it does not exist; 409 for cancelling an upgrade that started or ended.',
   })
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
-  @ApiStandardErrors({ conflict: 'A status other than CANCELLED, or cancelling an upgrade that started or ended' })
+  @ApiStandardErrors({ conflict: 'Cancelling an upgrade that started or ended' })
   put(
     @CurrentPrincipal() p: Principal,
     @Param('identity', upgradeIdentity) identity: string,
     @Body() body: AdminPutScheduledClusterUpgradeRequest,
   ): Promise<ScheduledClusterUpgradeResponse> {
-    if (body.identity && body.identity.toLowerCase() !== identity.toLowerCase()) {
-      throw ValidationFailedException.forField('identity', 'identity must be the identity in the path');
-    }
-    return this.upgrades.adminSetStatus(identity, body, p.user);
+    return this.upgrades.adminUpdate(identity, body, p.user);
   }
 
   @Patch(':identity')
   @ApiParam({ name: 'identity', format: 'uuid' })
   @ApiDoc({
-    summary: 'Move the window or change the target of an upgrade that has not started (platform administrators)',
+    summary: 'Move the window, change the target, the reason or cancel an upgrade (platform administrators; the original admin client)',
     description:
-      'Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than ' +
-      'the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, ' +
-      'so the new plan is announced again. Audited.',
+      'Every field takes effect or is refused, none is ignored. `windowStart`/`windowEnd` (windowEnd after windowStart and in the future) and ' +
+      "`toClusterVersion` (or the original admin client's `version`; known and newer than the running version) re-plan an upgrade that has " +
+      'not started (409 otherwise); a notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. ' +
+      '`reason` replaces the reason. `status` CANCELLED cancels as DELETE does, with `reason` as the reason of the cancellation, and cannot ' +
+      'be combined with a new window or target (400); the current status changes nothing and any other status is 400 (the scheduler sets ' +
+      'them). An `identity` in the body must equal the one in the path (400). One audit entry names every change.',
     errors: '404 when it does not exist; 409 when it has started or ended.',
   })
   @ApiOkResponse({ type: ScheduledClusterUpgradeResponse })
   @ApiStandardErrors({ conflict: 'The upgrade has started or ended' })
   update(
+    @CurrentPrincipal() p: Principal,
     @Param('identity', upgradeIdentity) identity: string,
     @Body() body: UpdateScheduledClusterUpgradeRequest,
   ): Promise<ScheduledClusterUpgradeResponse> {
-    return this.upgrades.adminUpdate(identity, body);
+    return this.upgrades.adminUpdate(identity, body, p.user);
   }
 }

@@ -292,7 +292,10 @@ export class CatalogService {
     return pageInMemory(rows, query, { slug: (z) => z.slug, name: (z) => z.name }, [], 'A', (z) => toZoneResponse(z, provider.type));
   }
 
-  /** Public profiles (form B), hiding those of providers the viewer may not see. Default order: provider type, then slug. */
+  /**
+   * Public profiles, hiding those of providers the viewer may not see. Default order: provider type, then slug.
+   * Page form A: the interface does not list this path, and form A is what the original client decodes.
+   */
   async cloudProfilesPage(viewer: CatalogViewer, query: PageQueryDto): Promise<Page<CloudProfileResponse>> {
     const providers = await this.em.getRepository(CloudProviderEntity).find();
     const regions = await this.em.getRepository(CloudProviderRegionEntity).find({ order: { id: 'ASC' } });
@@ -314,7 +317,7 @@ export class CatalogService {
         { property: 'type', direction: 'ASC' },
         { property: 'slug', direction: 'ASC' },
       ],
-      'B',
+      'A',
       (pr) => {
         const p = byType.get(pr.type)!;
         return this.profileResponse(pr, p, regions.filter((r) => r.providerId === p.id), viewer);

@@ -74,7 +74,7 @@ export class OrgCatalogController {
     summary: 'Public cloud profiles to choose from when creating a cloud account (by identity or slug)',
     description: RESTRICTION_NOTE,
   })
-  @ApiPageResponse(CloudProfileResponse, { form: 'B', sortable: ['type', 'slug', 'displayName', 'enabled'], defaultOrder: 'provider type order, then slug' })
+  @ApiPageResponse(CloudProfileResponse, { form: 'A', sortable: ['type', 'slug', 'displayName', 'enabled'], defaultOrder: 'provider type order, then slug' })
   @ApiStandardErrors({ notFound: false })
   cloudProfiles(@OrgContext() ctx: OrganisationContext, @Query() query: PageQueryDto) {
     return this.catalog.cloudProfilesPage(ctx.organisation, query);

@@ -155,7 +155,8 @@ export class CloudAccountsService {
       primaryCloudCredentialsIdentity: currentPrimary?.identity ?? null,
     };
     let primaryIdentity = before.primaryCloudCredentialsIdentity;
-    if (req.primaryCloudCredentials !== undefined) {
+    // "" means "leave unchanged": the original Terraform provider sends it on every update.
+    if (req.primaryCloudCredentials !== undefined && req.primaryCloudCredentials !== '') {
       const cred = await credRepo.findOne({ where: { identity: req.primaryCloudCredentials.toLowerCase(), cloudAccountId: account.id } });
       if (!cred)
         throw ValidationFailedException.forField(

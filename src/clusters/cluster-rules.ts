@@ -3,8 +3,10 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { ValidationFailedException } from '../common/errors';
+import { dropUnknownValue } from '../common/field-validation.pipe';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { checkByonPool, isByon } from './byon/byon-rules';
+import { catalogAddonName } from './addon-names';
 import { ClusterCatalog } from './cluster-catalog';
 import type { ClusterAddons } from './cluster.entity';
 import type { CreateClusterNodePoolDto } from './dto/node-pool.dto';
@@ -59,12 +61,32 @@ export class ClusterRules {
     }
   }
 
-  /** Add-on names must exist in the catalog. */
+  /**
+   * Add-on names must be the catalog's. Rewrites `addons` in place: the original Terraform provider's names
+   * (see addon-names.ts) become the catalog's; an unknown add-on that is disabled is dropped the way unknown fields
+   * are (a `Warning` header; 400 under `fieldValidation=Strict`), since leaving it out asks for the same; an unknown
+   * add-on that is enabled is 400 naming the valid names.
+   */
   async checkAddons(addons: ClusterAddons | Record<string, { enabled: boolean; customValues?: Record<string, string> }> | undefined): Promise<void> {
     if (!addons) return;
     const known = await this.catalog.addonNames();
-    for (const name of Object.keys(addons)) {
-      if (!known.has(name)) throw fail(`addons.${name}`, `addons.${name}: '${name}' is not an add-on; use one of: ${[...known].sort().join(', ')}`);
+    const map = addons as Record<string, { enabled: boolean; customValues?: Record<string, string> }>;
+    for (const name of Object.keys(map)) {
+      const canonical = catalogAddonName(name, known);
+      if (canonical === name) continue;
+      if (canonical !== null) {
+        if (Object.hasOwn(map, canonical)) {
+          throw fail(`addons.${name}`, `addons.${name} and addons.${canonical} name the same add-on; send one of them`);
+        }
+        map[canonical] = map[name];
+        delete map[name];
+        continue;
+      }
+      if (map[name].enabled === false && dropUnknownValue(`unknown add-on "${name}" (disabled) was dropped`)) {
+        delete map[name];
+        continue;
+      }
+      throw fail(`addons.${name}`, `addons.${name}: '${name}' is not an add-on; use one of: ${[...known].sort().join(', ')}`);
     }
   }
 

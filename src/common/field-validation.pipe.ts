@@ -53,24 +53,51 @@ export function splitUnknownProperties(
   return { unknown, rest };
 }
 
-/** Where the pipe leaves the dropped field paths on the (raw) request for `addFieldWarnings`. */
+/** Where the pipe (and `dropUnknownValue`) leave the warnings about dropped values on the (raw) request. */
 const DROPPED_FIELDS = Symbol('droppedFields');
+
+type RequestWithDropped = IncomingMessage & { [DROPPED_FIELDS]?: string[]; raw?: IncomingMessage & { [DROPPED_FIELDS]?: string[] } };
+
+/** The current request (Nest's CLS keeps it), or undefined outside a request. */
+function currentRequest(): RequestWithDropped | undefined {
+  const cls = ClsServiceManager.getClsService();
+  return cls.isActive() ? cls.get<RequestWithDropped | undefined>(CLS_REQ) : undefined;
+}
+
+function recordDropped(req: RequestWithDropped, messages: string[]): void {
+  const target = req.raw ?? req;
+  target[DROPPED_FIELDS] = [...(target[DROPPED_FIELDS] ?? []), ...messages];
+}
+
+/**
+ * For a value inside a known field that the service does not know (e.g. an add-on name of another service's
+ * catalog) and that can be dropped without changing what the request asks for: applies the request's
+ * `fieldValidation` as unknown fields get it. Answers false under `Strict` (the caller answers 400); otherwise the
+ * caller drops the value, and under `Warn` `message` becomes a `Warning: 299` header.
+ */
+export function dropUnknownValue(message: string): boolean {
+  const req = currentRequest();
+  const mode = fieldValidationMode(req?.url);
+  if (mode === 'Strict') return false;
+  if (mode === 'Warn' && req) recordDropped(req, [message]);
+  return true;
+}
 
 /** `Warning: 299` headers naming the dropped fields, added just before the response is sent. */
 export function addFieldWarnings(fastify: {
   addHook(name: 'onSend', hook: (request: { raw: object }, reply: { header(k: string, v: string[]): unknown }, payload: unknown, done: (err: null, payload: unknown) => void) => void): unknown;
 }): void {
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    const paths = (request.raw as { [DROPPED_FIELDS]?: string[] })[DROPPED_FIELDS];
-    if (paths?.length) reply.header('warning', warningHeaders(paths));
+    const messages = (request.raw as { [DROPPED_FIELDS]?: string[] })[DROPPED_FIELDS];
+    if (messages?.length) reply.header('warning', warningHeaders(messages));
     done(null, payload);
   });
 }
 
-function warningHeaders(paths: string[]): string[] {
-  const shown = paths.slice(0, MAX_FIELD_WARNINGS).map((p) => `299 - ${JSON.stringify(`unknown field "${p}"`)}`);
-  if (paths.length > MAX_FIELD_WARNINGS) {
-    shown.push(`299 - ${JSON.stringify(`${paths.length - MAX_FIELD_WARNINGS} more unknown fields were dropped`)}`);
+function warningHeaders(messages: string[]): string[] {
+  const shown = messages.slice(0, MAX_FIELD_WARNINGS).map((m) => `299 - ${JSON.stringify(m)}`);
+  if (messages.length > MAX_FIELD_WARNINGS) {
+    shown.push(`299 - ${JSON.stringify(`${messages.length - MAX_FIELD_WARNINGS} more unknown fields were dropped`)}`);
   }
   return shown;
 }
@@ -103,8 +130,7 @@ export class FieldValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const isBody = metadata.type === 'body';
-    const cls = ClsServiceManager.getClsService();
-    const req = cls.isActive() ? cls.get<IncomingMessage | undefined>(CLS_REQ) : undefined;
+    const req = currentRequest();
     const mode: FieldValidationMode = isBody ? fieldValidationMode(req?.url) : 'Ignore';
     escapePrototypeKeys(value);
     try {
@@ -124,11 +150,7 @@ export class FieldValidationPipe extends ValidationPipe {
       // Only unknown properties: drop them and go on with the transformed object (the target of every
       // top-level error is the root instance).
       for (const u of unknown) delete (u.target as Record<string, unknown>)[u.property];
-      if (mode === 'Warn' && req) {
-        const raw = req as IncomingMessage & { [DROPPED_FIELDS]?: string[]; raw?: IncomingMessage & { [DROPPED_FIELDS]?: string[] } };
-        const target = raw.raw ?? raw;
-        target[DROPPED_FIELDS] = [...(target[DROPPED_FIELDS] ?? []), ...unknown.map((u) => unescapeKeys(u.path))];
-      }
+      if (mode === 'Warn' && req) recordDropped(req, unknown.map((u) => `unknown field "${unescapeKeys(u.path)}"`));
       restorePrototypeKeys(errors[0].target);
       return errors[0].target;
     }

@@ -11,7 +11,7 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
-import { AlertManagerWebhookDto, Alerts, TenantAlert, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
+import { AlertManagerWebhookDto, Alerts, TenantAlert, TenantAlertCounts, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
 import { SilenceMatcher, silenceMutes } from './silence-rules';
 import { SilencesService } from './silences.service';
@@ -230,8 +230,8 @@ export class AlertsService {
     );
   }
 
-  /** One entry per non-deleted tenant of the organisation, with its stored alerts (firing first). */
-  async listForOrganisation(org: OrganisationEntity): Promise<Alerts[]> {
+  /** The non-deleted tenants of the organisation with their stored alerts and active silences. */
+  private async organisationAlerts(org: OrganisationEntity): Promise<{ tenant: TenantRow; alerts: TenantAlert[] }[]> {
     const tenants: TenantRow[] = await this.txHost.tx.query(
       `${TENANT_SELECT} WHERE t.organisation_id = $1 AND t.deleted_at IS NULL ORDER BY t.slug, t.id`,
       [org.id],
@@ -239,17 +239,35 @@ export class AlertsService {
     const ids = tenants.map((t) => String(t.id));
     const rows = await this.alertsOf(ids);
     const active = await this.silences.activeByTenant(ids, this.clock.now());
-    return tenants.map((t) => {
-      const alerts = rows.filter((r) => String(r.tenant_id) === String(t.id)).map((r) => this.toAlert(r, active.get(String(t.id))));
-      return {
-        tenantSlug: t.slug,
-        clusterSlug: t.c_slug,
-        environmentSlug: t.c_environment_slug ?? t.e_slug,
-        // Silenced alerts are not counted as firing.
-        firing: alerts.filter((a) => a.state === 'firing').length,
-        alerts,
-      };
-    });
+    return tenants.map((tenant) => ({
+      tenant,
+      alerts: rows.filter((r) => String(r.tenant_id) === String(tenant.id)).map((r) => this.toAlert(r, active.get(String(tenant.id)))),
+    }));
+  }
+
+  private static tenantRefs(t: TenantRow): Pick<Alerts, 'tenantSlug' | 'clusterSlug' | 'environmentSlug'> {
+    return { tenantSlug: t.slug, clusterSlug: t.c_slug, environmentSlug: t.c_environment_slug ?? t.e_slug };
+  }
+
+  /**
+   * Every stored alert of the organisation's tenants as one list (firing first, then the newest; ties by tenant),
+   * each with its tenant, cluster and environment.
+   */
+  async listForOrganisation(org: OrganisationEntity): Promise<Alerts[]> {
+    const rank = (a: TenantAlert) => (a.status === 'firing' ? 0 : 1);
+    return (await this.organisationAlerts(org))
+      .flatMap(({ tenant, alerts }) => alerts.map((a) => ({ ...a, ...AlertsService.tenantRefs(tenant) })))
+      .sort((a, b) => rank(a) - rank(b) || b.startsAt.localeCompare(a.startsAt) || a.tenantSlug.localeCompare(b.tenantSlug) || a.fingerprint.localeCompare(b.fingerprint));
+  }
+
+  /** Per tenant (every tenant, by slug): how many of its alerts fire, are silenced and are resolved. */
+  async countsForOrganisation(org: OrganisationEntity): Promise<TenantAlertCounts[]> {
+    return (await this.organisationAlerts(org)).map(({ tenant, alerts }) => ({
+      ...AlertsService.tenantRefs(tenant),
+      firing: alerts.filter((a) => a.state === 'firing').length,
+      suppressed: alerts.filter((a) => a.state === 'suppressed').length,
+      resolved: alerts.filter((a) => a.state === 'resolved').length,
+    }));
   }
 
   async listForTenant(org: OrganisationEntity, tenantSlug: string): Promise<TenantAlert[]> {

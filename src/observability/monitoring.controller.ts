@@ -14,7 +14,7 @@ import {
   AlertingValidationResponse,
   MessageResponse,
 } from './dto/alerting.dto';
-import { Alerts, TenantAlert } from './dto/alerts.dto';
+import { Alerts, TenantAlert, TenantAlertCounts } from './dto/alerts.dto';
 import { AlertWebhookTokenResponse, CountResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 
@@ -147,15 +147,28 @@ export class MonitoringController {
   @Get('alerts')
   @RequireOrgRole('VIEWER')
   @ApiDoc({
-    summary: 'Alerts of every monitoring tenant of the organisation (firing first)',
+    summary: "Every alert of the organisation's monitoring tenants, each with its tenant (firing first)",
     description:
-      'One entry per monitoring tenant of the organisation (by tenant slug) with its cluster, its count of firing alerts and ' +
-      'its alerts: firing first, then the newest. Alerts muted by an active silence show as suppressed and are not counted as ' +
-      'firing.',
+      "Every alert of the organisation's monitoring tenants in one list: firing first, then the newest. Each carries the original client's " +
+      'alert fields (labels, annotations, state, activeAt, value) and the slugs of its tenant, cluster and environment. Alerts muted by an ' +
+      'active silence show as suppressed. Counts per tenant: the alerts summary.',
   })
   @ApiOkResponse({ type: [Alerts] })
   listAlerts(@OrgContext() ctx: OrganisationContext) {
     return this.alerts.listForOrganisation(ctx.organisation);
+  }
+
+  @Get('alerts-summary')
+  @RequireOrgRole('VIEWER')
+  @ApiDoc({
+    summary: 'How many alerts fire, are silenced and are resolved, per monitoring tenant',
+    description:
+      'One entry per monitoring tenant of the organisation (by tenant slug; also those without alerts) with its cluster and environment and ' +
+      'how many of its alerts fire, are suppressed by an active silence and are resolved.',
+  })
+  @ApiOkResponse({ type: [TenantAlertCounts] })
+  alertsSummary(@OrgContext() ctx: OrganisationContext) {
+    return this.alerts.countsForOrganisation(ctx.organisation);
   }
 
   @Get('alerts/:tenantSlug')

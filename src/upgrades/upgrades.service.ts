@@ -13,7 +13,8 @@ import {
   CreateScheduledClusterUpgradeRequest,
   ScheduledClusterUpgradeQuery,
   ScheduledClusterUpgradeResponse,
-  UpdateScheduledClusterUpgradeRequest, AdminPutScheduledClusterUpgradeRequest } from './dto/scheduled-cluster-upgrade.dto';
+  UpdateScheduledClusterUpgradeRequest,
+} from './dto/scheduled-cluster-upgrade.dto';
 import { CANCELLABLE_SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from './scheduled-cluster-upgrade.entity';
 import { toUpgradeResponse, UPGRADE_SELECT, upgradeAuditRefs, UpgradeRow } from './upgrade-rows';
 
@@ -93,8 +94,11 @@ export class UpgradesService {
     return row;
   }
 
-  /** DELETE: SCHEDULED or SCHEDULED_NOTIFIED -> CANCELLED; anything else 409. */
-  async cancel(org: OrganisationEntity | null, identity: string, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
+  /**
+   * DELETE: SCHEDULED or SCHEDULED_NOTIFIED -> CANCELLED; anything else 409. `reason`, when given (the admin
+   * PATCH/PUT with status CANCELLED), replaces the upgrade's reason in the same change and audit entry.
+   */
+  async cancel(org: OrganisationEntity | null, identity: string, by: UserEntity, reason?: string): Promise<ScheduledClusterUpgradeResponse> {
     const row = await this.findRow(identity, org, true);
     if (!isCancellable(row.status)) {
       throw new ConflictException(
@@ -102,15 +106,19 @@ export class UpgradesService {
       );
     }
     const now = this.clock.now();
+    const newReason = reason ?? row.reason;
     await this.query(
-      `UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED', cancelled_by = $3, finished_at = $2, modified_at = $2, version = version + 1
+      `UPDATE scheduled_cluster_upgrades SET status = 'CANCELLED', cancelled_by = $3, finished_at = $2, modified_at = $2, reason = $4,
+              version = version + 1
         WHERE id = $1`,
-      [row.id, now, by.username],
+      [row.id, now, by.username, newReason],
     );
+    const details: Record<string, { old: unknown; new: unknown }> = { status: { old: row.status, new: 'CANCELLED' } };
+    if (newReason !== row.reason) details.reason = { old: row.reason, new: newReason };
     this.audit.record({
       type: 'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',
       ...upgradeAuditRefs(row),
-      details: { status: { old: row.status, new: 'CANCELLED' } },
+      details,
       subject: `${row.environment_slug}/${row.cluster_slug} to ${row.to_cluster_version}`,
     });
     return toUpgradeResponse(await this.findRow(identity, org));
@@ -190,16 +198,52 @@ export class UpgradesService {
    * Moves the window or changes the target while the upgrade has not started. A notified upgrade
    * whose window or target changes goes back to SCHEDULED, so the new plan is announced again.
    */
-  async adminUpdate(identity: string, req: UpdateScheduledClusterUpgradeRequest): Promise<ScheduledClusterUpgradeResponse> {
+  /**
+   * PATCH (and the original admin client's PUT, whose body is a subset): every field takes effect or is refused.
+   * - `identity`, when given, must be the identity in the path (400);
+   * - `status`: the current status changes nothing; CANCELLED cancels as DELETE does (409 once started or ended),
+   *   with `reason` as the cancellation's reason, and cannot be combined with a new window or target (400); any
+   *   other status is the scheduler's to set (400);
+   * - `reason` replaces the reason (any status);
+   * - `windowStart`, `windowEnd` and `toClusterVersion` (or the client's `version`) re-plan an upgrade that has not
+   *   started (409 otherwise); a notified upgrade goes back to SCHEDULED so the new plan is announced again.
+   * One audit entry names every change.
+   */
+  async adminUpdate(identity: string, req: UpdateScheduledClusterUpgradeRequest, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
+    if (req.identity !== undefined && req.identity.toLowerCase() !== identity.toLowerCase()) {
+      throw ValidationFailedException.forField('identity', 'identity must be the identity in the path');
+    }
+    if (req.version !== undefined && req.toClusterVersion !== undefined && req.version !== req.toClusterVersion) {
+      throw ValidationFailedException.forField('version', 'version and toClusterVersion name the same field and must be equal');
+    }
+    const target = req.toClusterVersion ?? req.version;
+    const planFields = [
+      req.windowStart !== undefined ? 'windowStart' : null,
+      req.windowEnd !== undefined ? 'windowEnd' : null,
+      req.toClusterVersion !== undefined ? 'toClusterVersion' : req.version !== undefined ? 'version' : null,
+    ].filter((f): f is string => f !== null);
     const row = await this.findRow(identity, null, true);
-    if (!isCancellable(row.status)) {
+    if (req.status !== undefined && req.status !== row.status) {
+      if (req.status !== 'CANCELLED') {
+        throw ValidationFailedException.forField(
+          'status',
+          `status can only be set to CANCELLED (the scheduler sets ${row.status === 'SCHEDULED' ? 'the others' : `${row.status} and the others`})`,
+        );
+      }
+      if (planFields.length) {
+        throw ValidationFailedException.forField(planFields[0], `${planFields[0]} cannot change in the update that cancels the upgrade`);
+      }
+      return this.cancel(null, identity, by, req.reason);
+    }
+    if (planFields.length && !isCancellable(row.status)) {
       throw new ConflictException(
         `Scheduled cluster upgrade '${identity}' is ${row.status}; only SCHEDULED or SCHEDULED_NOTIFIED upgrades can be changed.`,
       );
     }
     const windowStart = req.windowStart !== undefined ? new Date(req.windowStart) : row.window_start;
     const windowEnd = req.windowEnd !== undefined ? new Date(req.windowEnd) : row.window_end;
-    const toVersion = req.toClusterVersion ?? row.to_cluster_version;
+    const toVersion = target ?? row.to_cluster_version;
+    const reason = req.reason ?? row.reason;
     const details: Record<string, { old: unknown; new: unknown }> = {};
     if (windowStart.getTime() !== row.window_start.getTime())
       details.windowStart = { old: row.window_start.toISOString(), new: windowStart.toISOString() };
@@ -207,19 +251,24 @@ export class UpgradesService {
       details.windowEnd = { old: row.window_end.toISOString(), new: windowEnd.toISOString() };
     if (toVersion !== row.to_cluster_version) {
       const [cluster] = await this.query<{ version: string }>(`SELECT version FROM clusters WHERE id = $1`, [row.cluster_id]);
-      await this.checkTargetVersion(toVersion, cluster.version);
+      await this.checkTargetVersion(toVersion, cluster.version, req.toClusterVersion !== undefined ? 'toClusterVersion' : 'version');
       details.toClusterVersion = { old: row.to_cluster_version, new: toVersion };
     }
     if (details.windowStart || details.windowEnd) this.checkWindow(windowStart, windowEnd);
+    const replanned = Object.keys(details).length > 0;
+    let status = row.status;
+    if (replanned && row.status !== 'SCHEDULED') {
+      status = 'SCHEDULED';
+      details.status = { old: row.status, new: status };
+    }
+    if (reason !== row.reason) details.reason = { old: row.reason, new: reason };
     if (Object.keys(details).length > 0) {
-      const status: ScheduledUpgradeStatus = 'SCHEDULED';
-      if (row.status !== status) details.status = { old: row.status, new: status };
       await this.query(
         `UPDATE scheduled_cluster_upgrades
-            SET window_start = $2, window_end = $3, to_cluster_version = $4, status = $5, notified_at = NULL,
-                modified_at = $6, version = version + 1
+            SET window_start = $2, window_end = $3, to_cluster_version = $4, status = $5, reason = $6,
+                notified_at = CASE WHEN $7 THEN NULL ELSE notified_at END, modified_at = $8, version = version + 1
           WHERE id = $1`,
-        [row.id, windowStart, windowEnd, toVersion, status, this.clock.now()],
+        [row.id, windowStart, windowEnd, toVersion, status, reason, replanned, this.clock.now()],
       );
     }
     this.audit.record({
@@ -228,36 +277,6 @@ export class UpgradesService {
       details,
       subject: `${row.environment_slug}/${row.cluster_slug} to ${toVersion}`,
     });
-    return toUpgradeResponse(await this.findRow(identity, null));
-  }
-
-  /**
-   * PUT as the original admin client sends it: `{status, reason}`. The reason can always be changed; the only
-   * status a person may set is CANCELLED (from SCHEDULED or SCHEDULED_NOTIFIED); the others are the scheduler's.
-   */
-  async adminSetStatus(identity: string, req: AdminPutScheduledClusterUpgradeRequest, by: UserEntity): Promise<ScheduledClusterUpgradeResponse> {
-    const row = await this.findRow(identity, null, true);
-    if (req.status !== undefined && req.status !== row.status) {
-      if (req.status !== 'CANCELLED') {
-        throw new ConflictException(
-          `Scheduled cluster upgrade '${identity}' is ${row.status}; only CANCELLED can be set by hand (the scheduler sets the other states).`,
-        );
-      }
-      await this.cancel(null, identity, by);
-    }
-    if (req.reason !== undefined && req.reason !== row.reason) {
-      await this.query(`UPDATE scheduled_cluster_upgrades SET reason = $2, modified_at = $3, version = version + 1 WHERE id = $1`, [
-        row.id,
-        req.reason,
-        this.clock.now(),
-      ]);
-      this.audit.record({
-        type: 'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
-        ...upgradeAuditRefs(row),
-        details: { reason: { old: row.reason, new: req.reason } },
-        subject: `${row.environment_slug}/${row.cluster_slug} to ${row.to_cluster_version}`,
-      });
-    }
     return toUpgradeResponse(await this.findRow(identity, null));
   }
 
@@ -270,15 +289,15 @@ export class UpgradesService {
     }
   }
 
-  private async checkTargetVersion(to: string, current: string): Promise<void> {
+  private async checkTargetVersion(to: string, current: string, field = 'toClusterVersion'): Promise<void> {
     const [known] = await this.query<{ available: boolean }>(`SELECT available FROM cluster_versions WHERE version = $1`, [to]);
-    if (!known) throw ValidationFailedException.forField('toClusterVersion', `toClusterVersion '${to}' is not a known cluster version`);
+    if (!known) throw ValidationFailedException.forField(field, `${field} '${to}' is not a known cluster version`);
     const a = semver.valid(to);
     const b = semver.valid(current);
     if (a && b && !semver.gt(a, b)) {
       throw ValidationFailedException.forField(
-        'toClusterVersion',
-        `toClusterVersion must be newer than the version the cluster runs (${current})`,
+        field,
+        `${field} must be newer than the version the cluster runs (${current})`,
       );
     }
   }

@@ -437,10 +437,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Alerts of every monitoring tenant of the organisation (firing first)
-         * @description One entry per monitoring tenant of the organisation (by tenant slug) with its cluster, its count of firing alerts and its alerts: firing first, then the newest. Alerts muted by an active silence show as suppressed and are not counted as firing. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * Every alert of the organisation's monitoring tenants, each with its tenant (firing first)
+         * @description Every alert of the organisation's monitoring tenants in one list: firing first, then the newest. Each carries the original client's alert fields (labels, annotations, state, activeAt, value) and the slugs of its tenant, cluster and environment. Alerts muted by an active silence show as suppressed. Counts per tenant: the alerts summary. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["MonitoringController_listAlerts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/alerts-summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many alerts fire, are silenced and are resolved, per monitoring tenant
+         * @description One entry per monitoring tenant of the organisation (by tenant slug; also those without alerts) with its cluster and environment and how many of its alerts fire, are suppressed by an active silence and are resolved. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
+        get: operations["MonitoringController_alertsSummary"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1202,8 +1222,8 @@ export interface paths {
          */
         get: operations["ScheduledUpgradesAdminController_get"];
         /**
-         * Set an upgrade's status or reason, as the original admin client does (only CANCELLED may be set by hand)
-         * @description The original admin client's update, `{status, reason}`: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others). An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 for another status, or for cancelling an upgrade that started or ended.
+         * Set an upgrade's status or reason, as older versions of the original admin client do (only CANCELLED may be set by hand)
+         * @description The original admin client's older update, `{identity, status, reason}`, handled as the PATCH: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others: 400), with the reason as the reason of the cancellation. An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 for cancelling an upgrade that started or ended.
          */
         put: operations["ScheduledUpgradesAdminController_put"];
         post?: never;
@@ -1215,8 +1235,8 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Move the window or change the target of an upgrade that has not started (platform administrators)
-         * @description Moves the window (windowEnd after windowStart and in the future) or changes the target version (known and newer than the running version) of an upgrade that has not started. A notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
+         * Move the window, change the target, the reason or cancel an upgrade (platform administrators; the original admin client)
+         * @description Every field takes effect or is refused, none is ignored. `windowStart`/`windowEnd` (windowEnd after windowStart and in the future) and `toClusterVersion` (or the original admin client's `version`; known and newer than the running version) re-plan an upgrade that has not started (409 otherwise); a notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. `reason` replaces the reason. `status` CANCELLED cancels as DELETE does, with `reason` as the reason of the cancellation, and cannot be combined with a new window or target (400); the current status changes nothing and any other status is 400 (the scheduler sets them). An `identity` in the body must equal the one in the path (400). One audit entry names every change. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
          */
         patch: operations["ScheduledUpgradesAdminController_update"];
         trace?: never;
@@ -1534,7 +1554,7 @@ export interface paths {
         };
         /**
          * Public cloud profiles to choose from when creating a cloud account (by identity or slug)
-         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form B): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by type, slug, displayName, enabled (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: provider type order, then slug. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description An organisation with restrictedToAvailableCloudProviders does not see unavailable providers, nor restricted or unavailable regions; other organisations see them with available=false / restricted=true. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by type, slug, displayName, enabled (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: provider type order, then slug. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["OrgCatalogController_cloudProfiles"];
         put?: never;
@@ -2610,7 +2630,10 @@ export interface components {
             ipWhitelist?: components["schemas"]["IpWhitelistRequestDto"][];
             /** Format: uuid */
             maintenanceScheduleIdentity?: string;
-            /** @enum {string} */
+            /**
+             * @description Any letter case is accepted; answered in lower case
+             * @enum {string}
+             */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
             /**
              * @description An update channel name
@@ -2662,7 +2685,7 @@ export interface components {
              */
             version?: string;
             /**
-             * @description null detaches the channel
+             * @description null (or "", which the original Terraform provider sends for no channel) detaches the channel
              * @example stable
              */
             updateChannel?: string | null;
@@ -2675,7 +2698,10 @@ export interface components {
             autoUpgradePolicy?: "PATCH_AND_MINOR" | "PATCH_ONLY";
             enableHighAvailability?: boolean;
             enableNetworkEncryption?: boolean;
-            /** @enum {string} */
+            /**
+             * @description Any letter case is accepted; answered in lower case
+             * @enum {string}
+             */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
             deleteProtection?: boolean;
             /** @description Replaces the whole list; an item may also be the CIDR string alone */
@@ -2700,7 +2726,7 @@ export interface components {
             clusterAutoscalerSettings?: components["schemas"]["ClusterAutoscalerSettingsDto"];
             /**
              * Format: uuid
-             * @description null detaches the schedule
+             * @description null (or "", which the original Terraform provider sends for no schedule) detaches the schedule
              */
             maintenanceScheduleIdentity?: string | null;
             /**
@@ -3182,6 +3208,68 @@ export interface components {
              */
             url: string;
         };
+        Alerts: {
+            /** @example 5f1c2a9e0b7d3c41 */
+            fingerprint: string;
+            /**
+             * @description As the alert manager reported it
+             * @enum {string}
+             */
+            status: "firing" | "resolved";
+            /**
+             * @description firing, suppressed by an active silence, or resolved
+             * @enum {string}
+             */
+            state: "firing" | "suppressed" | "resolved";
+            /** @description Identities of the active silences that mute this alert */
+            silencedBy: string[];
+            labels: {
+                [key: string]: string;
+            };
+            annotations: {
+                [key: string]: string;
+            };
+            /** Format: date-time */
+            startsAt: string;
+            /**
+             * Format: date-time
+             * @description When the alert became active (same as startsAt)
+             */
+            activeAt: string;
+            /** Format: date-time */
+            endsAt: string | null;
+            /** @description The `value` annotation, when the rule sets one */
+            value: string | null;
+            /** @example production-web */
+            tenantSlug: string;
+            /** @example web */
+            clusterSlug: string | null;
+            /** @example production */
+            environmentSlug: string | null;
+        };
+        TenantAlertCounts: {
+            /** @example production-web */
+            tenantSlug: string;
+            /** @example web */
+            clusterSlug: string | null;
+            /** @example production */
+            environmentSlug: string | null;
+            /**
+             * Format: int32
+             * @description Alerts firing and not muted by an active silence
+             */
+            firing: number;
+            /**
+             * Format: int32
+             * @description Firing alerts muted by an active silence
+             */
+            suppressed: number;
+            /**
+             * Format: int32
+             * @description Resolved alerts still kept
+             */
+            resolved: number;
+        };
         TenantAlert: {
             /** @example 5f1c2a9e0b7d3c41 */
             fingerprint: string;
@@ -3214,20 +3302,6 @@ export interface components {
             endsAt: string | null;
             /** @description The `value` annotation, when the rule sets one */
             value: string | null;
-        };
-        Alerts: {
-            /** @example production-web */
-            tenantSlug: string;
-            /** @example web */
-            clusterSlug: string | null;
-            /** @example production */
-            environmentSlug: string | null;
-            /**
-             * Format: int32
-             * @description Number of alerts currently firing
-             */
-            firing: number;
-            alerts: components["schemas"]["TenantAlert"][];
         };
         ClusterUsingIntegration: {
             /** Format: uuid */
@@ -3643,8 +3717,8 @@ export interface components {
             /** @example true */
             enabled?: boolean;
             /**
-             * Format: uuid
-             * @description Identity of one of this account's credentials, which becomes primary
+             * @description Identity of one of this account's credentials, which becomes primary. An empty string leaves the primary credentials unchanged (the original Terraform provider sends `""` on every update).
+             * @example 3f1c2a9e-8d4b-4c6e-9f0a-1b2c3d4e5f60
              */
             primaryCloudCredentials?: string;
         };
@@ -4042,23 +4116,41 @@ export interface components {
         AdminPutScheduledClusterUpgradeRequest: {
             /**
              * Format: uuid
-             * @description When given, must be the identity in the path
+             * @description When given, must be the identity in the path (400 otherwise)
              */
             identity?: string;
             /**
-             * @description Only CANCELLED may be set by hand
+             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
              * @enum {string}
              */
             status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
+            /** @description Replaces the reason; with status CANCELLED it is the reason of the cancellation */
             reason?: string;
         };
         UpdateScheduledClusterUpgradeRequest: {
+            /**
+             * Format: uuid
+             * @description When given, must be the identity in the path (400 otherwise)
+             */
+            identity?: string;
+            /**
+             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
+             * @enum {string}
+             */
+            status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
+            /** @description Replaces the reason; with status CANCELLED it is the reason of the cancellation */
+            reason?: string;
             /** Format: date-time */
             windowStart?: string;
             /** Format: date-time */
             windowEnd?: string;
             /** @example 1.31.6 */
             toClusterVersion?: string;
+            /**
+             * @description The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)
+             * @example 1.31.6
+             */
+            version?: string;
         };
         PersonalAccessTokenTypeDto: {
             /**
@@ -4756,6 +4848,181 @@ export interface components {
             deliveredAt: string | null;
             /** Format: date-time */
             createdAt: string;
+        };
+        ClusterResponsePlain: {
+            /** @description Only with includeDetails=true */
+            actualState?: components["schemas"]["ActualClusterStateDto"];
+            /**
+             * @description Add-on name (see the catalog) to its setting
+             * @example {
+             *       "metrics-server": {
+             *         "enabled": true,
+             *         "customValues": {}
+             *       }
+             *     }
+             */
+            addons: {
+                [key: string]: {
+                    enabled?: boolean;
+                    customValues?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+            platformOIDC: boolean;
+            autoUpgrade: boolean;
+            /** @enum {string} */
+            autoUpgradePolicy: "PATCH_AND_MINOR" | "PATCH_ONLY";
+            /**
+             * @description The update channel's version when it is newer than the cluster's
+             * @example 1.32.1
+             */
+            upgradeAvailable: string | null;
+            cloudAccount: components["schemas"]["CloudAccountReferenceDto"];
+            cloudCredentials: components["schemas"]["CloudCredentialsReferenceDto"] | null;
+            /** @example platform_1 */
+            cloudProvider: string;
+            /** @example 10.244.0.0/16 */
+            clusterPodSubnet: string | null;
+            /** @example 10.96.0.0/12 */
+            serviceSubnet: string | null;
+            /** @enum {string} */
+            cni: "custom" | "cilium" | "calico";
+            /**
+             * Format: int64
+             * @description Cores; filled with show-compute=true
+             */
+            cpu: number | null;
+            /**
+             * Format: int64
+             * @description MiB; filled with show-compute=true
+             */
+            memory: number | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            modifiedAt: string;
+            /** Format: date-time */
+            deletedAt: string | null;
+            /** Format: uuid */
+            customerIdentity: string;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            customerSlug: string;
+            deleteProtection: boolean;
+            description: string | null;
+            /** @enum {string|null} */
+            desiredStatus: "starting" | "stopping" | "deleting" | null;
+            enableMultiAvailabilityZones: boolean;
+            enableNATGateway: boolean;
+            enableNetworkEncryption: boolean;
+            /** Format: uuid */
+            environmentIdentity: string;
+            environmentMetricsRules: boolean;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            environmentSlug: string;
+            highlyAvailable: boolean;
+            /** Format: uuid */
+            identity: string;
+            ipWhitelist: components["schemas"]["IpWhitelistDto"][];
+            maintenanceSchedule: components["schemas"]["MaintenanceScheduleRefDto"] | null;
+            /** @description Maintenance exclusions (empty when none) of this cluster alone (its schedule's apply as well) */
+            maintenanceExclusions: components["schemas"]["MaintenanceExclusionResponse"][];
+            name: string;
+            observabilityTenant: components["schemas"]["ObservabilityTenantDto"] | null;
+            /** @enum {string|null} */
+            podSecurityStandardsProfile: "privileged" | "baseline" | "restricted" | null;
+            /**
+             * Format: int64
+             * @description Id of the first node pool
+             */
+            poolID: number | null;
+            /** @description Name of the first node pool */
+            poolName: string | null;
+            /** @enum {string} */
+            provisionStatus: "UNKNOWN" | "ACCEPTED" | "OIDC_PROVISIONED" | "CLUSTER_PROVISIONED" | "INITIAL_NODE_POOLS_PROVISIONED" | "INITIAL_ADDONS_PROVISIONED" | "DONE";
+            region: string;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            slug: string;
+            /** @enum {string} */
+            status: "new" | "provisioning" | "provisioned" | "starting" | "started" | "stopping" | "stopped" | "deleting" | "deleted" | "unknown";
+            updateChannel: components["schemas"]["UpdateChannelDto"] | null;
+            /** @example 1.31.6 */
+            version: string;
+            /** @description Returned by the update operation */
+            clusterAutoscalerSettings?: components["schemas"]["ClusterAutoscalerSettingsDto"];
+            /**
+             * Format: int32
+             * @description This cluster's own soak time in hours for rollout sequencing; null when it uses the organisation's upgradeSoakHours
+             * @example null
+             */
+            upgradeSoakHours: number | null;
+            /** @description Returned by the update operation */
+            upstreamCluster?: components["schemas"]["ClusterReferenceDtoPlain"] | null;
+            /** @description Returned by the update operation */
+            downstreamClusters?: components["schemas"]["ClusterReferenceDtoPlain"][];
+        };
+        ClusterReferenceDtoPlain: {
+            /** Format: uuid */
+            identity: string;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            slug: string;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            environmentSlug: string;
+            version: string;
+        };
+        OrganisationResponsePlain: {
+            acceptedTerms: boolean;
+            /** Format: date-time */
+            acceptedTermsAt: string | null;
+            billingEmail: string | null;
+            companyAddress: string | null;
+            companyName: string | null;
+            contactEmail: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: uuid
+             * @deprecated
+             * @description Same as identity
+             */
+            id: string;
+            /** Format: uuid */
+            identity: string;
+            name: string;
+            phoneNumber: string | null;
+            restrictedToAvailableCloudProviders: boolean;
+            /**
+             * @description The slug as a plain string
+             * @example web
+             */
+            slug: string;
+            /** @enum {string} */
+            type: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
+            /**
+             * Format: int32
+             * @description Rollout sequencing: hours an upstream cluster runs a version before its downstream clusters are upgraded to it
+             * @example 24
+             */
+            upgradeSoakHours: number;
+            vatCode: string | null;
+            vatCodeValidated: boolean;
+            /** Format: date-time */
+            vatCodeValidatedAt: string | null;
         };
     };
     responses: never;
@@ -6216,7 +6483,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["ClusterResponse"][];
+                        content?: components["schemas"]["ClusterResponsePlain"][];
                     };
                 };
             };
@@ -6325,7 +6592,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ClusterResponse"];
+                    "application/json": components["schemas"]["ClusterResponsePlain"];
                 };
             };
             /** @description Invalid request; `errors` names each field */
@@ -6432,7 +6699,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ClusterResponse"];
+                    "application/json": components["schemas"]["ClusterResponsePlain"];
                 };
             };
             /** @description Invalid request; `errors` names each field */
@@ -8100,6 +8367,113 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Alerts"][];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    MonitoringController_alertsSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description Slug of the organisation (also written organizationSlug in the interface)
+                 * @example acme
+                 */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantAlertCounts"][];
                 };
             };
             /** @description Invalid request; `errors` names each field */
@@ -14309,7 +14683,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A status other than CANCELLED, or cancelling an upgrade that started or ended */
+            /** @description Cancelling an upgrade that started or ended */
             409: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16280,7 +16654,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of CloudProfileResponse */
+            /** @description Page (form A) of CloudProfileResponse */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16289,7 +16663,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PageFormBDto"] & {
+                    "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProfileResponse"][];
                     };
                 };
@@ -19400,7 +19774,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["OrganisationResponse"][];
+                        content?: components["schemas"]["OrganisationResponsePlain"][];
                     };
                 };
             };

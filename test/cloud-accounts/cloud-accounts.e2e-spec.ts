@@ -187,6 +187,21 @@ describe('cloud accounts', () => {
       [acc.body.identity],
     );
     expect(audit[0].details).toEqual({ primaryCloudCredentialsIdentity: { old: c1.body.identity, new: c2.body.identity } });
+
+    // The original Terraform provider sends every update as {displayName, enabled, primaryCloudCredentials: ""}:
+    // "" leaves the primary credentials as they are and the other fields take effect.
+    const asProvider = await admin.patch(url).send({ displayName: 'Renamed by Terraform', enabled: true, primaryCloudCredentials: '' });
+    expect(asProvider.status).toBe(200);
+    expect(asProvider.headers.warning).toBeUndefined();
+    expect(asProvider.body).toMatchObject({ displayName: 'Renamed by Terraform', enabled: true, primaryCloudCredentialsIdentity: c2.body.identity });
+    const [last] = await t.db.query(
+      `SELECT details FROM audit_events WHERE type = 'CLOUD_ACCOUNT_UPDATED' AND referenced_entity_identity = $1 ORDER BY id DESC LIMIT 1`,
+      [acc.body.identity],
+    );
+    expect(last.details).toEqual({ displayName: { old: 'd'.repeat(64), new: 'Renamed by Terraform' }, enabled: { old: false, new: true } });
+    const unchanged = await admin.patch(url).send({ primaryCloudCredentials: '' });
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body.primaryCloudCredentialsIdentity).toBe(c2.body.identity);
   });
 
   it('refuses deletion while a cluster uses the account or one was deleted less than 24 h ago (by the clock)', async () => {

@@ -3,6 +3,7 @@ import { buildOpenApiDocument } from '../../src/app.factory';
 import { clusterBody, clustersPath, createOrgFixture, settle } from '../clusters/cluster-fixtures';
 import { createOrgWithRoles, OrgFixture } from '../environments/fixtures';
 import { createBody } from '../organisations/org-fixtures';
+import { PROVIDER_ADDONS_WITHOUT_COUNTERPART, providerClusterCreate, providerDefaultAddons } from '../clients/original/terraform-provider';
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -262,6 +263,58 @@ describe('interoperability with ordinary HTTP clients', () => {
       expect(pool.status).toBe(200);
     });
 
+    it("creates a cluster with the provider's default add-on map: its names are aliases, unknown disabled ones warn", async () => {
+      const f = await createOrgFixture(t);
+      const member = t.as(f.users.member.token);
+      const body = providerClusterCreate({ name: 'tf-addons', cloudAccountIdentity: f.accountIdentity, region: 'eu-central-1', version: '1.31.5' });
+      const created = await member.post(clustersPath(f)).send(body);
+      expect({ status: created.status, body: created.status === 200 ? 'ok' : created.body }).toEqual({ status: 200, body: 'ok' });
+      // The provider's default profile PRIVILEGED is the interface's privileged.
+      expect(created.body.podSecurityStandardsProfile).toBe('privileged');
+      // The aliases became the catalog's add-ons, with the provider's values.
+      expect(created.body.addons).toMatchObject({
+        'cert-manager': { enabled: false, customValues: {} },
+        'ingress-controller': { enabled: false, customValues: { type: 'ingress-nginx' } },
+        'network-policy': { enabled: true, customValues: {} },
+        'node-reboots': { enabled: true, customValues: providerDefaultAddons().kured.customValues },
+        'observability-agent': { enabled: false, customValues: {} },
+      });
+      for (const name of [...PROVIDER_ADDONS_WITHOUT_COUNTERPART, 'certManager', 'kured']) expect(created.body.addons[name]).toBeUndefined();
+      // Each disabled add-on without a counterpart is named in a Warning header, as unknown fields are.
+      const warnings = ([] as string[]).concat(created.headers.warning ?? []).join(', ');
+      expect(warnings).toContain('299 - "unknown field \\"environmentId\\""');
+      for (const name of PROVIDER_ADDONS_WITHOUT_COUNTERPART) expect(warnings).toContain(`unknown add-on \\"${name}\\" (disabled) was dropped`);
+      const [row] = await t.db.query(`SELECT addons FROM clusters WHERE identity = $1`, [created.body.identity]);
+      expect(Object.keys(row.addons).filter((k) => /[A-Z]/.test(k))).toEqual([]);
+
+      // The provider's update sends the same map again, "" for a channel and a schedule it does not set, and its
+      // profile in upper case: accepted the same way ("" detaches, as null does).
+      await member.patch(`${clustersPath(f)}/tf-addons`).send({ updateChannel: 'stable' }).expect(200);
+      const updated = await member.patch(`${clustersPath(f)}/tf-addons`).send({
+        addons: providerDefaultAddons(),
+        updateChannel: '',
+        maintenanceScheduleIdentity: '',
+        podSecurityStandardsProfile: 'PRIVILEGED',
+        version: '1.31.5',
+      });
+      expect(updated.status).toBe(200);
+      expect(updated.body.addons['node-reboots'].enabled).toBe(true);
+      expect(updated.body).toMatchObject({ updateChannel: null, maintenanceSchedule: null, podSecurityStandardsProfile: 'privileged' });
+
+      // Strict makes the unknown ones 400; an unknown enabled add-on is 400 naming the valid names; an alias and its
+      // catalog name together are 400. Nothing is written.
+      const strict = await member.post(`${clustersPath(f)}?fieldValidation=Strict`).send({ ...body, environmentId: undefined, name: 'tf-strict' });
+      expect(strict.status).toBe(400);
+      expect(strict.body.errors[0].field).toBe('addons.fluxOperator');
+      const gpu = await member.post(clustersPath(f)).send({ ...body, name: 'tf-gpu', addons: { ...providerDefaultAddons(), gpu: { enabled: true, customValues: {} } } });
+      expect(gpu.status).toBe(400);
+      expect(gpu.body.errors).toEqual([{ field: 'addons.gpu', message: expect.stringContaining("'gpu' is not an add-on; use one of: cert-manager,") }]);
+      const both = await member.patch(`${clustersPath(f)}/tf-addons`).send({ addons: { certManager: { enabled: true }, 'cert-manager': { enabled: false } } });
+      expect(both.status).toBe(400);
+      expect(both.body.errors[0].field).toBe('addons.certManager');
+      expect(await t.db.query(`SELECT 1 FROM clusters WHERE slug IN ('tf-strict', 'tf-gpu')`)).toHaveLength(0);
+    });
+
     it('accepts ipWhitelist items as CIDR strings and Email fields as plain strings', async () => {
       const f = await createOrgFixture(t);
       await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'walled' })).expect(200);
@@ -292,9 +345,9 @@ describe('interoperability with ordinary HTTP clients', () => {
       const admin = await t.createUser('interop-admin2', { platformAdmin: true });
       const hidden = await t.as(admin.token).get('/admin/v1/clusters?show-compute=true&hideDeleted=true&size=500');
       expect(hidden.status).toBe(200);
-      expect(hidden.body.content.some((c: { slug: { slugValue: string } }) => c.slug.slugValue === 'to-delete')).toBe(false);
+      expect(hidden.body.content.some((c: { slug: string }) => c.slug === 'to-delete')).toBe(false);
       const all = await t.as(admin.token).get('/admin/v1/clusters?hideDeleted=false&size=500');
-      const gone = all.body.content.find((c: { slug: { slugValue: string } }) => c.slug.slugValue === 'to-delete');
+      const gone = all.body.content.find((c: { slug: string }) => c.slug === 'to-delete'); // plain strings in the admin API
       expect(gone).toMatchObject({ status: 'deleted' });
       expect(gone.deletedAt).toEqual(expect.any(String));
       expect(hidden.body.sort).toEqual({ empty: true, sorted: false, unsorted: true }); // page form A

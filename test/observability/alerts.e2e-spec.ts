@@ -149,18 +149,40 @@ describe('alerts: webhook and listings', () => {
     expect(rows[0].fingerprint).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it('lists alerts per tenant for the organisation', async () => {
+  it('lists the alerts of the organisation as one flat list, each with its tenant; counts per tenant in the summary', async () => {
     const res = await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/alerts`);
     expect(res.status).toBe(200);
-    expect(res.body.map((x: { tenantSlug: string }) => x.tenantSlug)).toEqual(['production-api', 'production-web']);
-    const [api, web] = res.body;
-    expect(api).toEqual({ tenantSlug: 'production-api', clusterSlug: 'api', environmentSlug: 'production', firing: 0, alerts: [] });
-    expect(web).toMatchObject({ tenantSlug: 'production-web', clusterSlug: 'web', environmentSlug: 'production', firing: 2 });
-    expect(Object.keys(web).sort()).toEqual(['alerts', 'clusterSlug', 'environmentSlug', 'firing', 'tenantSlug']);
-    expect(Object.keys(web.alerts[0]).sort()).toEqual(
-      ['activeAt', 'annotations', 'endsAt', 'fingerprint', 'labels', 'silencedBy', 'startsAt', 'state', 'status', 'value'],
-    );
-    expect(web.alerts.filter((a: { status: string }) => a.status === 'firing')).toHaveLength(2);
+    expect(res.body.length).toBeGreaterThan(0);
+    // The original client's ObservabilityAlert fields (labels, annotations, state, activeAt, value) plus the references.
+    for (const a of res.body) {
+      expect(Object.keys(a).sort()).toEqual([
+        'activeAt', 'annotations', 'clusterSlug', 'endsAt', 'environmentSlug', 'fingerprint', 'labels', 'silencedBy', 'startsAt', 'state', 'status', 'tenantSlug', 'value',
+      ]);
+      expect(a).toMatchObject({ tenantSlug: 'production-web', clusterSlug: 'web', environmentSlug: 'production' });
+      expect(a.activeAt).toBe(a.startsAt);
+    }
+    // Firing first, then the newest.
+    const firing = res.body.filter((a: { status: string }) => a.status === 'firing');
+    expect(firing).toHaveLength(2);
+    expect(res.body.slice(0, 2)).toEqual(firing);
+    expect(firing.map((a: { state: string }) => a.state)).toEqual(['firing', 'firing']);
+    // The same alerts as the tenant's own list.
+    const tenant = await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/alerts/production-web`);
+    expect(res.body.map(({ tenantSlug, clusterSlug, environmentSlug, ...rest }: Record<string, unknown>) => rest)).toEqual(tenant.body);
+
+    const summary = await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/alerts-summary`);
+    expect(summary.status).toBe(200);
+    expect(summary.body).toEqual([
+      { tenantSlug: 'production-api', clusterSlug: 'api', environmentSlug: 'production', firing: 0, suppressed: 0, resolved: 0 },
+      {
+        tenantSlug: 'production-web',
+        clusterSlug: 'web',
+        environmentSlug: 'production',
+        firing: 2,
+        suppressed: 0,
+        resolved: res.body.length - 2,
+      },
+    ]);
   });
 
   it.each([
@@ -198,6 +220,7 @@ describe('alerts: webhook and listings', () => {
       expect((await t.as(org.users[role].token).get(`/api/v1/orgs/${org.slug}/alerts/production-web`)).status).toBe(200);
     }
     expect((await t.as(org.users.OUTSIDER.token).get(`/api/v1/orgs/${org.slug}/alerts`)).status).toBe(403);
+    expect((await t.as(org.users.OUTSIDER.token).get(`/api/v1/orgs/${org.slug}/alerts-summary`)).status).toBe(403);
     expect((await t.as(other.users.OWNER.token).get(`/api/v1/orgs/${org.slug}/alerts/production-web`)).status).toBe(403);
     expect((await t.http().get(`/api/v1/orgs/${org.slug}/alerts`)).status).toBe(401);
     const missing = await t.as(org.users.VIEWER.token).get(`/api/v1/orgs/${org.slug}/alerts/nope`);

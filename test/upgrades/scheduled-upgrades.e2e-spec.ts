@@ -257,7 +257,7 @@ describe('scheduled cluster upgrades', () => {
       const reason = await t.admin().put(`${ADMIN_BASE}/${id}`).send({ identity: id, reason: 'moved by ops' });
       expect(reason.status).toBe(200);
       expect(reason.body.reason).toBe('moved by ops');
-      expect((await t.admin().put(`${ADMIN_BASE}/${id}`).send({ status: 'SUCCEEDED' })).status).toBe(409);
+      expect((await t.admin().put(`${ADMIN_BASE}/${id}`).send({ status: 'SUCCEEDED' })).status).toBe(400);
       expect((await t.admin().put(`${ADMIN_BASE}/${id}`).send({ status: 'SKIPPED' })).status).toBe(400);
 
       const cancelled = await t.admin().delete(`${ADMIN_BASE}/${id}`).set('Content-Type', 'application/json');
@@ -302,6 +302,67 @@ describe('scheduled cluster upgrades', () => {
         expect(r.status).toBe(409);
         expect(r.body.message).toContain(status);
       }
+    });
+
+    it('PATCH as the original admin client sends it: every field takes effect or is 400, none is ignored', async () => {
+      const c = await createCluster(t, org, { version: '1.31.4' });
+      const id = await insertUpgrade(t, org, c, 'SCHEDULED_NOTIFIED', { from: '1.31.4', to: '1.31.5' });
+      const url = `${ADMIN_BASE}/${id}`;
+      const before = (await t.admin().get(url)).body;
+
+      // Refused fields leave the upgrade as it was.
+      const refusals: [Record<string, unknown>, string, number][] = [
+        [{ identity: '00000000-0000-4000-8000-000000000000', reason: 'x' }, 'identity', 400],
+        [{ status: 'SUCCEEDED' }, 'status', 400],
+        [{ status: 'IN_PROGRESS' }, 'status', 400], // a status of the client that the interface does not have
+        [{ status: 'CANCELLED', reason: 'r', windowEnd: future(100) }, 'windowEnd', 400],
+        [{ status: 'CANCELLED', version: '1.31.6' }, 'version', 400],
+        [{ version: '1.31.6', toClusterVersion: '1.31.5' }, 'version', 400],
+        [{ version: '1.31.3' }, 'version', 400],
+        [{ reason: '' }, 'reason', 400],
+      ];
+      for (const [body, field, status] of refusals) {
+        const r = await t.admin().patch(url).set('Content-Type', 'application/json').send(body);
+        expect({ body, status: r.status, fields: r.body.errors?.map((e: { field: string }) => e.field) }).toEqual({ body, status, fields: [field] });
+      }
+      expect((await t.admin().get(url)).body).toEqual(before);
+
+      // The client's `version` is the target; `reason` and the current status take effect / change nothing; no Warning.
+      const moved = await t
+        .admin()
+        .patch(url)
+        .send({ identity: id, status: 'SCHEDULED_NOTIFIED', version: '1.31.6', reason: 'security release' });
+      expect(moved.status).toBe(200);
+      expect(moved.headers.warning).toBeUndefined();
+      expect(moved.body).toMatchObject({ toClusterVersion: '1.31.6', reason: 'security release', status: 'SCHEDULED' });
+      const reasonOnly = await t.admin().patch(url).send({ identity: id, reason: 'moved by ops' });
+      expect(reasonOnly.body).toMatchObject({ reason: 'moved by ops', status: 'SCHEDULED', toClusterVersion: '1.31.6' });
+
+      // {status: CANCELLED, reason} (what the client sends to cancel): cancelled, with that reason, one audit entry.
+      const cancelled = await t.admin().patch(url).send({ identity: id, status: 'CANCELLED', reason: 'customer freeze' });
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body).toMatchObject({ status: 'CANCELLED', reason: 'customer freeze' });
+      const [row] = await t.db.query(`SELECT status, reason, cancelled_by FROM scheduled_cluster_upgrades WHERE identity = $1`, [id]);
+      expect(row).toEqual({ status: 'CANCELLED', reason: 'customer freeze', cancelled_by: expect.any(String) });
+      const audit = await t.db.query(`SELECT type, details FROM audit_events WHERE referenced_entity_identity = $1 ORDER BY id`, [id]);
+      expect(audit.map((a: { type: string }) => a.type)).toEqual([
+        'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+        'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+        'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',
+      ]);
+      expect(audit[0].details).toEqual({
+        toClusterVersion: { old: '1.31.5', new: '1.31.6' },
+        status: { old: 'SCHEDULED_NOTIFIED', new: 'SCHEDULED' },
+        reason: { old: 'test', new: 'security release' },
+      });
+      expect(audit[2].details).toEqual({ status: { old: 'SCHEDULED', new: 'CANCELLED' }, reason: { old: 'moved by ops', new: 'customer freeze' } });
+
+      // Once cancelled: cancelling again is 409 (admin rules), the reason may still change, the plan may not.
+      expect((await t.admin().patch(url).send({ status: 'SCHEDULED' })).status).toBe(400);
+      expect((await t.admin().patch(url).send({ windowEnd: future(100) })).status).toBe(409);
+      const again = await t.admin().patch(url).send({ status: 'CANCELLED', reason: 'still frozen' });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ status: 'CANCELLED', reason: 'still frozen' });
     });
   });
 

@@ -31,9 +31,16 @@ export class UpdateCloudAccountRequest {
   @ValidateIf((o: UpdateCloudAccountRequest) => o.enabled !== undefined) @IsBoolean()
   enabled?: boolean;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Identity of one of this account\'s credentials, which becomes primary' })
-  @ValidateIf((o: UpdateCloudAccountRequest) => o.primaryCloudCredentials !== undefined)
-  @IsUUID('all', { message: 'primaryCloudCredentials must be a UUID' })
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: 36,
+    description:
+      "Identity of one of this account's credentials, which becomes primary. An empty string leaves the primary " +
+      'credentials unchanged (the original Terraform provider sends `""` on every update).',
+    example: '3f1c2a9e-8d4b-4c6e-9f0a-1b2c3d4e5f60',
+  })
+  @ValidateIf((o: UpdateCloudAccountRequest) => o.primaryCloudCredentials !== undefined && o.primaryCloudCredentials !== '')
+  @IsUUID('all', { message: 'primaryCloudCredentials must be a UUID (or "" to leave it unchanged)' })
   primaryCloudCredentials?: string;
 }
 

@@ -40,6 +40,25 @@ import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
 
+
+/** `""` is `null`: the original Terraform provider sends an empty string for a reference it does not set. */
+function EmptyStringIsNull() {
+  return Transform(({ value }) => (value === '' ? null : value));
+}
+
+/**
+ * One of the interface's profiles; any letter case is accepted (the original Terraform provider sends
+ * `PRIVILEGED`) and stored and answered in the interface's lower case.
+ */
+function PodSecurityStandardsProfileField() {
+  return applyDecorators(
+    ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES, description: 'Any letter case is accepted; answered in lower case' }),
+    IsOptional(),
+    Transform(({ value }) => (typeof value === 'string' ? value.toLowerCase() : value)),
+    IsIn(POD_SECURITY_STANDARDS_PROFILES),
+  );
+}
+
 export class IpRangeDto {
   @ApiProperty({ example: '10.244.0.0/16', maxLength: 43, description: 'A CIDR (IPv4 or IPv6)' })
   @IsString() @MaxLength(43) @IsCidr()
@@ -195,7 +214,7 @@ export class CreateClusterRequest {
   @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string;
 
-  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  @PodSecurityStandardsProfileField()
   podSecurityStandardsProfile?: string;
 
   @ApiPropertyOptional({ example: 'stable', description: 'An update channel name' }) @IsOptional() @IsString() @Length(1, 100)
@@ -224,7 +243,14 @@ export class UpdateClusterRequest {
   @IsOptional() @IsString() @Length(1, 50)
   version?: string;
 
-  @ApiPropertyOptional({ type: String, maxLength: 100, example: 'stable', nullable: true, description: 'null detaches the channel' }) @IsOptional() @IsString() @Length(1, 100)
+  @ApiPropertyOptional({
+    type: String,
+    maxLength: 100,
+    example: 'stable',
+    nullable: true,
+    description: 'null (or "", which the original Terraform provider sends for no channel) detaches the channel',
+  })
+  @EmptyStringIsNull() @IsOptional() @IsString() @Length(1, 100)
   updateChannel?: string | null;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableAutoUpgrade?: boolean;
@@ -234,7 +260,7 @@ export class UpdateClusterRequest {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;
 
-  @ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES }) @IsOptional() @IsIn(POD_SECURITY_STANDARDS_PROFILES)
+  @PodSecurityStandardsProfileField()
   podSecurityStandardsProfile?: string;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
@@ -255,8 +281,13 @@ export class UpdateClusterRequest {
   @IsOptional() @ValidateNested() @Type(() => ClusterAutoscalerSettingsDto)
   clusterAutoscalerSettings?: ClusterAutoscalerSettingsDto;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', nullable: true, description: 'null detaches the schedule' })
-  @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'null (or "", which the original Terraform provider sends for no schedule) detaches the schedule',
+  })
+  @EmptyStringIsNull() @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string | null;
 
   @ExclusionsField(

@@ -102,10 +102,23 @@ export class TenantAlert {
   @ApiProperty({ nullable: true, type: String, description: 'The `value` annotation, when the rule sets one' }) value: string | null;
 }
 
-export class Alerts {
+/**
+ * One item of the organisation's alert list (the interface's `Alerts`, whose fields it leaves open): one alert in
+ * the shape the original client's `ObservabilityAlert` decodes (labels, annotations, state, activeAt, value),
+ * with the tenant, cluster and environment it belongs to.
+ */
+export class Alerts extends TenantAlert {
   @ApiProperty({ example: 'production-web' }) tenantSlug: string;
   @ApiProperty({ nullable: true, type: String, example: 'web' }) clusterSlug: string | null;
   @ApiProperty({ nullable: true, type: String, example: 'production' }) environmentSlug: string | null;
-  @ApiProperty({ type: 'integer', description: 'Number of alerts currently firing' }) firing: number;
-  @ApiProperty({ type: [TenantAlert] }) alerts: TenantAlert[];
+}
+
+/** How many alerts of one monitoring tenant are in each state (every tenant, also those without alerts). */
+export class TenantAlertCounts {
+  @ApiProperty({ example: 'production-web' }) tenantSlug: string;
+  @ApiProperty({ nullable: true, type: String, example: 'web' }) clusterSlug: string | null;
+  @ApiProperty({ nullable: true, type: String, example: 'production' }) environmentSlug: string | null;
+  @ApiProperty({ type: 'integer', description: 'Alerts firing and not muted by an active silence' }) firing: number;
+  @ApiProperty({ type: 'integer', description: 'Firing alerts muted by an active silence' }) suppressed: number;
+  @ApiProperty({ type: 'integer', description: 'Resolved alerts still kept' }) resolved: number;
 }

@@ -108,20 +108,28 @@ export class CreateScheduledClusterUpgradeRequest {
 
 /** PUT of the original admin client: `{identity, status, reason}`. */
 export class AdminPutScheduledClusterUpgradeRequest {
-  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path (400 otherwise)' })
   @IsOptional() @IsUUID('all', { message: 'identity must be a UUID' })
   identity?: string;
 
-  @ApiPropertyOptional({ enum: SCHEDULED_UPGRADE_STATUSES, description: 'Only CANCELLED may be set by hand' })
+  @ApiPropertyOptional({
+    enum: SCHEDULED_UPGRADE_STATUSES,
+    description: 'Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400',
+  })
   @IsOptional() @IsIn(SCHEDULED_UPGRADE_STATUSES, { message: `status must be one of: ${SCHEDULED_UPGRADE_STATUSES.join(', ')}` })
   status?: ScheduledUpgradeStatus;
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ maxLength: 500, description: 'Replaces the reason; with status CANCELLED it is the reason of the cancellation' })
   @IsOptional() @IsString() @Length(1, 500, { message: 'reason must be 1 to 500 characters' })
   reason?: string;
 }
 
-export class UpdateScheduledClusterUpgradeRequest {
+/**
+ * PATCH: the window and target of an upgrade that has not started, and everything the original admin client's
+ * `UpdateScheduledClusterUpgradeRequest` sends (`identity`, `status`, `reason`, `version`). Every field either takes
+ * effect or is refused; none is ignored.
+ */
+export class UpdateScheduledClusterUpgradeRequest extends AdminPutScheduledClusterUpgradeRequest {
   @ApiPropertyOptional({ format: 'date-time' })
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
   windowStart?: string;
@@ -130,7 +138,15 @@ export class UpdateScheduledClusterUpgradeRequest {
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd?: string;
 
-  @ApiPropertyOptional({ example: '1.31.6' })
+  @ApiPropertyOptional({ example: '1.31.6', maxLength: 32 })
   @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
   toClusterVersion?: string;
+
+  @ApiPropertyOptional({
+    example: '1.31.6',
+    maxLength: 32,
+    description: "The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)",
+  })
+  @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'version must look like 1.31.6' })
+  version?: string;
 }

@@ -1,0 +1,114 @@
+import type { OpenAPIObject } from '@nestjs/swagger';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { PlainMapper, PlainRepresentation, SchemaObject } from './plain-representation';
+
+/**
+ * The compatibility base path: `/compat/api/v1/...`, `/compat/sts/v1/...` and `/compat/admin/v1/...` are the
+ * operations without the prefix (same route, so the same handler, authentication, roles, validation, audit and rate
+ * limits), answered in the plain representation the original Go client and Terraform provider decode (see
+ * plain-representation.ts). The platform administration API (`/admin/v1`), which the interface does not define,
+ * answers plainly under both paths.
+ *
+ * Two pieces at the edge, nothing in the controllers: Fastify's `rewriteUrl` routes the prefixed URL to the
+ * interface's route before routing, and a `preSerialization` hook maps the answer object with the mapper derived
+ * from the route's response schema in the OpenAPI document.
+ */
+export const COMPAT_BASE_PATH = '/compat';
+const COMPAT_BASES = ['/api/v1/', '/sts/v1/', '/admin/v1/'];
+const ADMIN_BASE = '/admin/v1/';
+
+/** Marks a raw request that came in under `/compat` (other parts of the stack may rewrite `originalUrl`). */
+const COMPAT_REQUEST = Symbol('compatRequest');
+
+/** Fastify's `rewriteUrl`: `/compat/<base>/...` is routed as `/<base>/...`; every other URL as it is. */
+export function routeCompatUrl(req: { url?: string; [COMPAT_REQUEST]?: boolean }): string {
+  const url = req.url ?? '/';
+  if (!url.startsWith(`${COMPAT_BASE_PATH}/`)) return url;
+  const rest = url.slice(COMPAT_BASE_PATH.length);
+  if (!COMPAT_BASES.some((base) => rest.startsWith(base))) return url;
+  req[COMPAT_REQUEST] = true;
+  return rest;
+}
+
+/** A request that came in under `/compat`. */
+export function isCompatRequest(request: { raw: object }): boolean {
+  return (request.raw as { [COMPAT_REQUEST]?: boolean })[COMPAT_REQUEST] === true;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** The JSON schema of an operation's successful answer (its first 2xx response with a JSON body). */
+function successSchema(op: { responses?: Record<string, unknown> }): SchemaObject | undefined {
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    if (!/^2\d\d$/.test(status)) continue;
+    const schema = (response as { content?: Record<string, { schema?: SchemaObject }> }).content?.['application/json']?.schema;
+    if (schema) return schema;
+  }
+  return undefined;
+}
+
+/** `/api/v1/orgs/{organisationSlug}` -> `/api/v1/orgs/:organisationSlug`, as Fastify names the route. */
+const fastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
+
+/** For each route (`GET /api/v1/orgs/:organisationSlug/clusters`) whose answer is not plain already: its mapper. */
+export function plainMappersByRoute(document: OpenAPIObject): Map<string, PlainMapper> {
+  const plain = new PlainRepresentation((document.components?.schemas ?? {}) as Record<string, SchemaObject>);
+  const out = new Map<string, PlainMapper>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const op = item[method];
+      const mapper = op ? plain.mapperOf(successSchema(op)) : null;
+      if (mapper) out.set(`${method.toUpperCase()} ${fastifyPath(path)}`, mapper);
+    }
+  }
+  return out;
+}
+
+/**
+ * Answers `/compat` requests, and every `/admin/v1` request, in the plain representation. The mapping works on the
+ * answer object before serialisation; a `/compat` answer is then serialised as plain JSON rather than with a
+ * serializer the route may have compiled from the interface's schema (which would expect the Slug objects).
+ */
+export function servePlainRepresentation(fastify: FastifyInstance, document: OpenAPIObject): void {
+  const mappers = plainMappersByRoute(document);
+  fastify.addHook('preSerialization', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    const route = request.routeOptions.url;
+    const compat = isCompatRequest(request);
+    if (!compat && !route?.startsWith(ADMIN_BASE)) return done(null, payload);
+    if (compat) reply.serializer(JSON.stringify);
+    const mapper = reply.statusCode < 300 && route ? mappers.get(`${request.method} ${route}`) : undefined;
+    done(null, mapper ? mapper(payload) : payload);
+  });
+}
+
+const COMPAT_NOTE =
+  '\n\nThe original Go client and Terraform provider: every operation under `/api/v1`, `/sts/v1` and `/admin/v1` is also served ' +
+  'under the base path `/compat` (`/compat/api/v1/...`, `/compat/sts/v1/...`, `/compat/admin/v1/...`): the same operation, with ' +
+  'the same authentication, roles, validation, audit and rate limits, answered in the representation those clients decode: ' +
+  'Slug `{slugValue}` and Email `{email}` objects as plain strings, and every page in form A. Names stay as documented here ' +
+  '(provider types `platform_1`..`platform_7`, the neutral path words), and requests take both forms on either path. Point ' +
+  'the client\'s `APIUrl` or the provider\'s `acloud_api` at `https://<host>/compat`. The platform administration operations ' +
+  '(`/admin/v1`) answer this plain representation on both paths, as documented.';
+
+/**
+ * The published document: the interface's document, with the platform administration operations' answers in their
+ * plain schemas (derived components `<Name>Plain`) and the `/compat` base path described in the info text.
+ */
+export function documentPlainRepresentation(document: OpenAPIObject): OpenAPIObject {
+  const out = structuredClone(document);
+  const schemas = (out.components?.schemas ?? {}) as Record<string, SchemaObject>;
+  const plain = new PlainRepresentation(structuredClone(schemas));
+  const derived: Record<string, SchemaObject> = {};
+  for (const [path, item] of Object.entries(out.paths)) {
+    if (!path.startsWith(ADMIN_BASE)) continue;
+    for (const method of HTTP_METHODS) {
+      for (const [status, response] of Object.entries(item[method]?.responses ?? {})) {
+        const media = /^2\d\d$/.test(status) ? (response as { content?: Record<string, { schema?: SchemaObject }> }).content?.['application/json'] : undefined;
+        if (media?.schema) media.schema = plain.plainSchemaOf(media.schema, derived);
+      }
+    }
+  }
+  Object.assign(schemas, derived);
+  out.info.description = `${out.info.description ?? ''}${COMPAT_NOTE}`;
+  return out;
+}

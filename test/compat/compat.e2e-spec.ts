@@ -1,0 +1,165 @@
+import { buildOpenApiDocument } from '../../src/app.factory';
+import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from '../clusters/cluster-fixtures';
+import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+
+/** The interface's Slug/Email objects and form B sorts, turned into what /compat answers (written independently of src/compat). */
+function expectedPlain(value: unknown, key = ''): unknown {
+  if (Array.isArray(value)) {
+    if (key === 'sort') return { empty: value.length === 0, sorted: value.length > 0, unsorted: value.length === 0 };
+    return value.map((v) => expectedPlain(v));
+  }
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'slugValue') return (value as { slugValue: string }).slugValue;
+    if (keys.length === 1 && keys[0] === 'email') return (value as { email: string }).email;
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expectedPlain(v, k)]));
+  }
+  return value;
+}
+
+/** Every {slugValue} / {email} object and every array-valued `sort` left in a body. */
+function interfaceShapes(value: unknown, path = '$'): string[] {
+  if (Array.isArray(value)) return value.flatMap((v, i) => interfaceShapes(v, `${path}[${i}]`));
+  if (!value || typeof value !== 'object') return [];
+  const keys = Object.keys(value);
+  if (keys.length === 1 && (keys[0] === 'slugValue' || keys[0] === 'email')) return [path];
+  return Object.entries(value).flatMap(([k, v]) => (k === 'sort' && Array.isArray(v) ? [`${path}.sort`] : interfaceShapes(v, `${path}.${k}`)));
+}
+
+describe('/compat: the same operations in the representation of the original clients', () => {
+  let t: TestApp;
+  let f: OrgFixture;
+  const both = async (path: string, token: string) => {
+    const a = await t.as(token).get(path);
+    const b = await t.as(token).get(`/compat${path}`);
+    return [a, b] as const;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1000' });
+    f = await createOrgFixture(t);
+    const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'web' }));
+    expect(created.status).toBe(200);
+    await settle(t);
+  });
+  afterAll(async () => t.close());
+
+  it('answers the same resources with Slug and Email objects as strings and every page in form A; the interface keeps its shapes', async () => {
+    const viewer = f.users.viewer.token;
+    const paths = [
+      `/api/v1/orgs/${f.orgSlug}/clusters`, // page form B of ClusterResponse (Slug objects)
+      `/api/v1/orgs/${f.orgSlug}/clusters/${f.envSlug}`,
+      `/api/v1/orgs/${f.orgSlug}/clusters/${f.envSlug}/web?includeDetails=true`,
+      `/api/v1/orgs/${f.orgSlug}/environments`, // page form A of EnvironmentResponse (Slug objects)
+      `/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`,
+      `/api/v1/orgs/${f.orgSlug}/cloud-accounts`, // page form B without Slugs
+      `/api/v1/orgs/${f.orgSlug}/update-channels`,
+      `/api/v1/organisations/${f.orgSlug}`,
+      `/api/v1/organisations/${f.orgSlug}/members`, // Email objects
+      '/api/v1/memberships', // Email and Slug objects
+    ];
+    for (const path of paths) {
+      const [iface, compat] = await both(path, viewer);
+      expect({ path, status: iface.status }).toEqual({ path, status: 200 });
+      expect({ path, status: compat.status }).toEqual({ path, status: 200 });
+      expect({ path, body: compat.body }).toEqual({ path, body: expectedPlain(iface.body) });
+      expect({ path, left: interfaceShapes(compat.body) }).toEqual({ path, left: [] });
+    }
+    // The interface's paths keep the interface's shapes on the same resources.
+    const [list, compatList] = await both(`/api/v1/orgs/${f.orgSlug}/clusters?sort=name,asc`, viewer);
+    expect(list.body.sort).toEqual([{ ascending: true, direction: 'ASC', ignoreCase: false, nullHandling: 'NATIVE', property: 'name' }]);
+    expect(list.body.content[0].slug).toEqual({ slugValue: 'web' });
+    expect(list.body.content[0].customerSlug).toEqual({ slugValue: f.orgSlug });
+    expect(compatList.body.content[0]).toMatchObject({ slug: 'web', customerSlug: f.orgSlug, environmentSlug: f.envSlug });
+    expect(compatList.body.sort).toEqual({ empty: false, sorted: true, unsorted: false });
+    expect(compatList.body.pageable.sort).toEqual(compatList.body.sort);
+    const [members, compatMembers] = await both('/api/v1/memberships', viewer);
+    expect(members.body.content[0].email).toEqual({ email: f.users.viewer.email });
+    expect(compatMembers.body.content[0]).toMatchObject({ email: f.users.viewer.email, slug: f.orgSlug });
+    // Provider types keep their neutral names.
+    expect(compatList.body.content[0].cloudProvider).toBe('platform_1');
+  });
+
+  it('is the same operation: authentication, roles, validation, audit and field warnings', async () => {
+    const base = `/compat${clustersPath(f)}`;
+    // No credential: 401; not a member: 403; VIEWER may not change: 403.
+    const anonymous = await t.http().get(`/compat/api/v1/orgs/${f.orgSlug}/clusters`);
+    expect(anonymous.status).toBe(401);
+    expectErrorBody(anonymous.body, 401);
+    expect((await t.as(f.users.outsider.token).get(`/compat/api/v1/orgs/${f.orgSlug}/clusters`)).status).toBe(403);
+    expect((await t.as(f.users.viewer.token).patch(`${base}/web`).send({ description: 'x' })).status).toBe(403);
+    // Validation answers the same 400.
+    const [a, b] = await Promise.all([
+      t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f, { name: 'x', region: 42 })),
+      t.as(f.users.member.token).post(base).send(clusterBody(f, { name: 'x', region: 42 })),
+    ]);
+    expect(b.status).toBe(400);
+    expect(b.body.errors).toEqual(a.body.errors);
+    // A change through /compat is audited like any other, and answers plainly; unknown fields warn the same way.
+    const patched = await t.as(f.users.member.token).patch(`${base}/web`).send({ description: 'via compat', environmentId: 'x' });
+    expect(patched.status).toBe(200);
+    expect(patched.body).toMatchObject({ slug: 'web', description: 'via compat' });
+    expect(String(patched.headers.warning)).toContain('unknown field \\"environmentId\\"');
+    const [audit] = await t.db.query(
+      `SELECT actor_username, details FROM audit_events WHERE type = 'CLUSTER_UPDATED' AND cluster_slug = 'web' ORDER BY id DESC LIMIT 1`,
+    );
+    expect(audit).toEqual({ actor_username: f.users.member.username, details: { description: { old: null, new: 'via compat' } } });
+    // Requests take both forms: an Email object or a plain string, on either path.
+    for (const prefix of ['', '/compat']) {
+      const orgPatch = await t.as(f.users.owner.token).patch(`${prefix}/api/v1/organisations/${f.orgSlug}`).send({ billingEmail: `billing${prefix.length}@acme.example` });
+      expect(orgPatch.status).toBe(200);
+      const objectForm = await t.as(f.users.owner.token).patch(`${prefix}/api/v1/organisations/${f.orgSlug}`).send({ billingEmail: { email: 'b@acme.example' } });
+      expect(objectForm.status).toBe(200);
+    }
+  });
+
+  it('shares the rate-limit budget of the credential across both paths', async () => {
+    const user = await t.createUser('compat-budget');
+    const first = await t.as(user.token).get('/api/v1/memberships');
+    const second = await t.as(user.token).get('/compat/api/v1/memberships');
+    expect(first.headers['ratelimit-limit']).toBe('1000');
+    expect(Number(second.headers['ratelimit-remaining'])).toBe(Number(first.headers['ratelimit-remaining']) - 1);
+  });
+
+  it('serves /compat/sts/v1 and /compat/admin/v1; other prefixes are not routes', async () => {
+    const tokens = await t.as(f.users.viewer.token).get('/compat/sts/v1/personal-access-tokens');
+    const direct = await t.as(f.users.viewer.token).get('/sts/v1/personal-access-tokens');
+    expect(tokens.status).toBe(direct.status);
+    expect(tokens.body).toEqual(expectedPlain(direct.body));
+    for (const path of ['/compat/health', '/compat/v3/api-docs', '/compat', '/compat/', '/compat/compat/api/v1/memberships']) {
+      const res = await t.as(f.users.viewer.token).get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 404 });
+    }
+    const admin = await t.admin().get('/compat/admin/v1/clusters');
+    expect(admin.status).toBe(200);
+    expect(admin.body.content.find((c: { slug: string }) => c.slug === 'web')).toMatchObject({ customerSlug: f.orgSlug, environmentSlug: f.envSlug });
+    expect((await t.as(f.users.owner.token).get('/compat/admin/v1/clusters')).status).toBe(403);
+  });
+
+  it('the platform administration API answers plain strings on both paths, as its document says', async () => {
+    const [direct, compat] = await Promise.all([t.admin().get('/admin/v1/clusters?size=500'), t.admin().get('/compat/admin/v1/clusters?size=500')]);
+    expect(direct.body).toEqual(compat.body);
+    expect(interfaceShapes(direct.body)).toEqual([]);
+    const web = direct.body.content.find((c: { slug: string }) => c.slug === 'web');
+    const one = await t.admin().get(`/admin/v1/clusters/${web.identity}`);
+    expect(one.body).toMatchObject({ slug: 'web', customerSlug: f.orgSlug, environmentSlug: f.envSlug });
+    const orgs = await t.admin().get('/admin/v1/organisations?size=500');
+    expect(orgs.body.content.find((o: { slug: string }) => o.slug === f.orgSlug)).toBeDefined();
+    expect(interfaceShapes(orgs.body)).toEqual([]);
+
+    const doc = buildOpenApiDocument(t.app) as unknown as {
+      info: { description: string };
+      paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+      components: { schemas: Record<string, { properties?: Record<string, { type?: string; $ref?: string }> }> };
+    };
+    const schemaOf = (path: string, method = 'get') => JSON.stringify(doc.paths[path][method].responses['200'].content!['application/json'].schema);
+    expect(schemaOf('/admin/v1/clusters/{clusterIdentity}')).toBe('{"$ref":"#/components/schemas/ClusterResponsePlain"}');
+    expect(doc.components.schemas.ClusterResponsePlain.properties!.slug.type).toBe('string');
+    expect(doc.components.schemas.ClusterResponsePlain.properties!.customerSlug.type).toBe('string');
+    expect(schemaOf('/admin/v1/organisations')).toContain('OrganisationResponsePlain');
+    // The interface's operations keep the interface's schemas.
+    expect(schemaOf('/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}')).toBe('{"$ref":"#/components/schemas/ClusterResponse"}');
+    expect(doc.components.schemas.ClusterResponse.properties!.slug.$ref).toBe('#/components/schemas/SlugDto');
+    expect(doc.info.description).toContain('`/compat/api/v1/...`');
+  });
+});
