@@ -56,18 +56,36 @@ export function splitUnknownProperties(
 /** Where the pipe leaves the dropped field paths on the (raw) request for `addFieldWarnings`. */
 const DROPPED_FIELDS = Symbol('droppedFields');
 
-/** `Warning: 299` headers naming the dropped fields, added just before the response is sent. */
+/** Where other warnings of the request (e.g. cluster policies in Warn mode) wait for the same hook. */
+const RESPONSE_WARNINGS = Symbol('responseWarnings');
+
+/**
+ * Adds `Warning: 299 - "<text>"` headers to the current request's response (through the same hook as the
+ * unknown-field warnings). Outside a request (background work) it does nothing.
+ */
+export function addResponseWarnings(texts: string[]): void {
+  const cls = ClsServiceManager.getClsService();
+  const req = cls.isActive() ? cls.get<(IncomingMessage & { raw?: IncomingMessage }) | undefined>(CLS_REQ) : undefined;
+  if (!req || !texts.length) return;
+  const target = (req.raw ?? req) as IncomingMessage & { [RESPONSE_WARNINGS]?: string[] };
+  target[RESPONSE_WARNINGS] = [...(target[RESPONSE_WARNINGS] ?? []), ...texts];
+}
+
+/** `Warning: 299` headers naming the dropped fields (and other warnings), added just before the response is sent. */
 export function addFieldWarnings(fastify: {
   addHook(name: 'onSend', hook: (request: { raw: object }, reply: { header(k: string, v: string[]): unknown }, payload: unknown, done: (err: null, payload: unknown) => void) => void): unknown;
 }): void {
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    const paths = (request.raw as { [DROPPED_FIELDS]?: string[] })[DROPPED_FIELDS];
-    if (paths?.length) reply.header('warning', warningHeaders(paths));
+    const raw = request.raw as { [DROPPED_FIELDS]?: string[]; [RESPONSE_WARNINGS]?: string[] };
+    const paths = raw[DROPPED_FIELDS];
+    const others = raw[RESPONSE_WARNINGS] ?? [];
+    if (paths?.length || others.length) reply.header('warning', [...warningHeaders(paths ?? []), ...others.map((t) => `299 - ${JSON.stringify(t)}`)]);
     done(null, payload);
   });
 }
 
 function warningHeaders(paths: string[]): string[] {
+  if (!paths.length) return [];
   const shown = paths.slice(0, MAX_FIELD_WARNINGS).map((p) => `299 - ${JSON.stringify(`unknown field "${p}"`)}`);
   if (paths.length > MAX_FIELD_WARNINGS) {
     shown.push(`299 - ${JSON.stringify(`${paths.length - MAX_FIELD_WARNINGS} more unknown fields were dropped`)}`);
