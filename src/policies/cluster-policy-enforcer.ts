@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
-import { CLS_REQ, ClsService } from 'nestjs-cls';
+import { ClsService } from 'nestjs-cls';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
@@ -12,6 +12,7 @@ import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity'
 import { POLICY_SELECT } from './cluster-policies.service';
 import { PolicyEvaluator } from './policy-evaluator';
 import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
+import { POLICY_CALLER } from './policy-caller.interceptor';
 import { principalPolicyUser } from './policy-user';
 import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVariable } from './policy-variables';
 
@@ -179,8 +180,7 @@ export class ClusterPolicyEnforcer {
 
   /** `request.user` of the current request, or the system in background work. */
   private caller(): PolicyUserVariable {
-    const req = this.cls.isActive() ? this.cls.get<{ user?: Principal; raw?: { user?: Principal } } | undefined>(CLS_REQ) : undefined;
-    const principal = req?.user ?? req?.raw?.user;
+    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(POLICY_CALLER) : undefined;
     return principal?.user ? principalPolicyUser(principal) : SYSTEM_POLICY_USER;
   }
 }
