@@ -5,7 +5,7 @@ import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organis
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
-import { ClusterPoliciesService } from './cluster-policies.service';
+import { ClusterPoliciesService, policyBody } from './cluster-policies.service';
 import {
   ClusterPolicyResponse,
   CreateClusterPolicyRequest,
@@ -76,17 +76,7 @@ export class ClusterPoliciesController {
   evaluate(@OrgContext() ctx: OrganisationContext, @Body() body: CreateClusterPolicyRequest, @Query() query: PageQueryDto, @CurrentPrincipal() p: Principal) {
     return this.scans.evaluate(
       ctx.organisation,
-      {
-        name: body.name,
-        description: body.description ?? '',
-        expression: body.expression,
-        message: body.message,
-        messageExpression: body.messageExpression ?? null,
-        action: body.action,
-        environments: body.environments?.length ? body.environments : null,
-        environmentTypes: body.environmentTypes?.length ? body.environmentTypes : null,
-        enabled: true,
-      },
+      { ...policyBody(body), enabled: true },
       query,
       principalPolicyUser(p),
     );

@@ -86,17 +86,7 @@ export class ClusterPoliciesService {
   }
 
   async create(org: OrganisationEntity | null, req: CreateClusterPolicyRequest, createdBy: string): Promise<ClusterPolicyResponse> {
-    const body: PolicyBody = {
-      name: req.name,
-      description: req.description ?? '',
-      expression: req.expression,
-      message: req.message,
-      messageExpression: req.messageExpression ?? null,
-      action: req.action,
-      environments: req.environments?.length ? req.environments : null,
-      environmentTypes: req.environmentTypes?.length ? req.environmentTypes : null,
-      enabled: req.enabled ?? true,
-    };
+    const body = policyBody(req);
     await this.checkBody(org, body);
     // Serialises creates of one owner so the limit holds under concurrency.
     if (org) await this.txHost.tx.query(`SELECT id FROM organisations WHERE id = $1 FOR UPDATE`, [org.id]);
@@ -203,6 +193,21 @@ export class ClusterPoliciesService {
       details,
     });
   }
+}
+
+/** A create (or evaluate) request with its defaults applied; an empty scope list means no scope. */
+export function policyBody(req: CreateClusterPolicyRequest): PolicyBody {
+  return {
+    name: req.name,
+    description: req.description ?? '',
+    expression: req.expression,
+    message: req.message,
+    messageExpression: req.messageExpression ?? null,
+    action: req.action,
+    environments: req.environments?.length ? req.environments : null,
+    environmentTypes: req.environmentTypes?.length ? req.environmentTypes : null,
+    enabled: req.enabled ?? true,
+  };
 }
 
 function audited(p: PolicyBody): Record<string, unknown> {
