@@ -22,7 +22,10 @@ export class ClusterPoliciesAdminController {
   constructor(private readonly policies: ClusterPoliciesService) {}
 
   @Get()
-  @ApiOperation({ summary: 'List the platform policies (platform administrators; page form A)' })
+  @ApiOperation({
+    summary: 'List the platform policies (platform administrators; page form A)',
+    description: 'Sortable by name, action, enabled, createdAt, modifiedAt. Organisations see the same policies, read-only, at the top of their own list.',
+  })
   @ApiPageResponse(ClusterPolicyResponse, 'A')
   @ApiStandardErrors({ notFound: false })
   list(@Query() query: PageQueryDto) {
@@ -46,7 +49,7 @@ export class ClusterPoliciesAdminController {
 
   @Get(':policyIdentity')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'Get one platform policy (platform administrators)' })
+  @ApiOperation({ summary: 'Get one platform policy (platform administrators)', description: '404 when no platform policy has that identity.' })
   @ApiOkResponse({ type: ClusterPolicyResponse })
   @ApiStandardErrors({ badRequest: false })
   get(@Param('policyIdentity') identity: string): Promise<ClusterPolicyResponse> {
@@ -55,7 +58,10 @@ export class ClusterPoliciesAdminController {
 
   @Patch(':policyIdentity')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'Change a platform policy (platform administrators; audited CLUSTER_POLICY_UPDATED with old and new)' })
+  @ApiOperation({
+    summary: 'Change a platform policy (platform administrators; audited CLUSTER_POLICY_UPDATED with old and new)',
+    description: 'Checked as on create (400 naming the position); applies to every organisation from the next change on. 409 when the new name is taken.',
+  })
   @ApiOkResponse({ type: ClusterPolicyResponse })
   @ApiStandardErrors({ conflict: 'Name taken' })
   update(@Param('policyIdentity') identity: string, @Body() body: UpdateClusterPolicyRequest): Promise<ClusterPolicyResponse> {
@@ -65,7 +71,10 @@ export class ClusterPoliciesAdminController {
   @Delete(':policyIdentity')
   @HttpCode(204)
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'Delete a platform policy (platform administrators; audited CLUSTER_POLICY_DELETED)' })
+  @ApiOperation({
+    summary: 'Delete a platform policy (platform administrators; audited CLUSTER_POLICY_DELETED)',
+    description: 'The policy stops applying to every organisation at once. 404 when unknown.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ badRequest: false })
   remove(@Param('policyIdentity') identity: string): Promise<void> {

@@ -85,7 +85,10 @@ export class ClusterPoliciesController {
   @Get(':policyIdentity')
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'Get one cluster policy of the organisation, or a platform policy (VIEWER)' })
+  @ApiOperation({
+    summary: 'Get one cluster policy of the organisation, or a platform policy (VIEWER)',
+    description: '404 when no policy with that identity belongs to the organisation or the platform.',
+  })
   @ApiOkResponse({ type: ClusterPolicyResponse })
   @ApiStandardErrors({ badRequest: false })
   get(@OrgContext() ctx: OrganisationContext, @Param('policyIdentity') identity: string): Promise<ClusterPolicyResponse> {
@@ -125,7 +128,10 @@ export class ClusterPoliciesController {
   @HttpCode(204)
   @RequireOrgRole('ADMIN')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
-  @ApiOperation({ summary: 'Delete a cluster policy (ADMIN; audited CLUSTER_POLICY_DELETED). 403 for a platform policy' })
+  @ApiOperation({
+    summary: 'Delete a cluster policy (ADMIN; audited CLUSTER_POLICY_DELETED)',
+    description: 'The policy stops applying at once. 403 for a platform policy (only platform administrators delete those); 404 when unknown.',
+  })
   @ApiNoContentResponse({ description: 'Deleted' })
   @ApiStandardErrors({ badRequest: false })
   remove(@OrgContext() ctx: OrganisationContext, @Param('policyIdentity') identity: string): Promise<void> {

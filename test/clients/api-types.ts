@@ -2200,11 +2200,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one cluster policy of the organisation, or a platform policy (VIEWER) */
+        /**
+         * Get one cluster policy of the organisation, or a platform policy (VIEWER)
+         * @description 404 when no policy with that identity belongs to the organisation or the platform.
+         */
         get: operations["ClusterPoliciesController_get"];
         put?: never;
         post?: never;
-        /** Delete a cluster policy (ADMIN; audited CLUSTER_POLICY_DELETED). 403 for a platform policy */
+        /**
+         * Delete a cluster policy (ADMIN; audited CLUSTER_POLICY_DELETED)
+         * @description The policy stops applying at once. 403 for a platform policy (only platform administrators delete those); 404 when unknown.
+         */
         delete: operations["ClusterPoliciesController_remove"];
         options?: never;
         head?: never;
@@ -2242,7 +2248,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the platform policies (platform administrators; page form A) */
+        /**
+         * List the platform policies (platform administrators; page form A)
+         * @description Sortable by name, action, enabled, createdAt, modifiedAt. Organisations see the same policies, read-only, at the top of their own list.
+         */
         get: operations["ClusterPoliciesAdminController_list"];
         put?: never;
         /**
@@ -2263,15 +2272,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one platform policy (platform administrators) */
+        /**
+         * Get one platform policy (platform administrators)
+         * @description 404 when no platform policy has that identity.
+         */
         get: operations["ClusterPoliciesAdminController_get"];
         put?: never;
         post?: never;
-        /** Delete a platform policy (platform administrators; audited CLUSTER_POLICY_DELETED) */
+        /**
+         * Delete a platform policy (platform administrators; audited CLUSTER_POLICY_DELETED)
+         * @description The policy stops applying to every organisation at once. 404 when unknown.
+         */
         delete: operations["ClusterPoliciesAdminController_remove"];
         options?: never;
         head?: never;
-        /** Change a platform policy (platform administrators; audited CLUSTER_POLICY_UPDATED with old and new) */
+        /**
+         * Change a platform policy (platform administrators; audited CLUSTER_POLICY_UPDATED with old and new)
+         * @description Checked as on create (400 naming the position); applies to every organisation from the next change on. 409 when the new name is taken.
+         */
         patch: operations["ClusterPoliciesAdminController_update"];
         trace?: never;
     };

@@ -50,7 +50,8 @@ export class CreateClusterPolicyRequest {
   action: PolicyAction;
 
   @ApiPropertyOptional({
-    type: [String],
+    type: 'array',
+    items: { type: 'string', maxLength: 63, pattern: ENV_SLUG.source },
     maxItems: MAX_SCOPE_ITEMS,
     example: ['production'],
     nullable: true,
@@ -97,7 +98,7 @@ export class UpdateClusterPolicyRequest {
   @ApiPropertyOptional({ enum: POLICY_ACTIONS }) @IsOptional() @IsIn(POLICY_ACTIONS, { message: `action must be one of: ${POLICY_ACTIONS.join(', ')}` })
   action?: PolicyAction;
 
-  @ApiPropertyOptional({ type: [String], nullable: true, maxItems: MAX_SCOPE_ITEMS, description: 'null or [] removes the scope' })
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 63, pattern: ENV_SLUG.source }, nullable: true, maxItems: MAX_SCOPE_ITEMS, description: 'null or [] removes the scope' })
   @ValidateIf((o: UpdateClusterPolicyRequest) => o.environments !== null && o.environments !== undefined)
   @IsArray() @ArrayMaxSize(MAX_SCOPE_ITEMS) @ArrayUnique() @IsString({ each: true })
   @Matches(ENV_SLUG, { each: true, message: 'environments entries must be environment slugs' })
