@@ -26,6 +26,7 @@ import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { RetentionModule } from './retention/retention.module';
+import { PoliciesModule } from './policies/policies.module';
 
 /** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
@@ -45,6 +46,7 @@ const FEATURE_MODULES = [
   ActivityModule,
   WebhooksModule,
   RetentionModule,
+  PoliciesModule,
 ];
 
 @Module({})

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { ClustersAdminController } from '../admin/clusters-admin.controller';
 import { ProvisioningModule } from '../provisioning/provisioning.module';
 import { AuthModule } from '../auth/auth.module';
+import { PoliciesModule } from '../policies/policies.module';
 import { NodeJoinController, NodeRegistrationsController } from './byon/node-join.controller';
 import { NodeJoinService } from './byon/node-join.service';
 import { ClusterAccessController } from './cluster-access.controller';
@@ -19,7 +20,7 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
 /** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
 @Module({
-  imports: [ProvisioningModule, AuthModule],
+  imports: [ProvisioningModule, AuthModule, PoliciesModule],
   controllers: [ClustersController, NodePoolsController, ClustersAdminController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
   providers: [
     ClusterCatalog,

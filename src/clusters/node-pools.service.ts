@@ -17,6 +17,7 @@ import { ClusterRules } from './cluster-rules';
 import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
+import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
 import type { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
 
 const AUDITED = [
@@ -45,6 +46,7 @@ export class NodePoolsService {
     private readonly rules: ClusterRules,
     private readonly view: ClusterView,
     private readonly auditRecorder: AuditRecorder,
+    private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
   private get repo() {
@@ -62,6 +64,7 @@ export class NodePoolsService {
     this.assertChangeable(cluster);
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     await this.assertNameFree(cluster, body.name);
+    const policySnapshot = await this.policies.before(Number(cluster.id));
     const now = this.clock.now();
     // A bring-your-own-node pool is provisioned once a node registered into it, not with the cluster's step.
     const poolsProvisioned =
@@ -74,6 +77,7 @@ export class NodePoolsService {
       modifiedAt: now,
     });
     const pool = await this.repo.findOneByOrFail({ id: Number(inserted.identifiers[0].id) });
+    await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
     this.record('NODE_POOL_CREATED', org, environment, cluster, pool, auditDiff(null, pick(pool)));
     return (await this.views(cluster, [pool]))[0];
   }
@@ -92,8 +96,10 @@ export class NodePoolsService {
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     if (body.name !== pool.name) await this.assertNameFree(cluster, body.name);
     const before = pick(pool);
+    const policySnapshot = await this.policies.before(Number(cluster.id));
     const now = this.clock.now();
     await this.repo.update({ id: pool.id }, { ...this.fields(body), modifiedAt: now });
+    await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
     const after = await this.repo.findOneByOrFail({ id: pool.id });
     this.record('NODE_POOL_UPDATED', org, environment, cluster, after, auditDiff(before, pick(after)));
     return (await this.views(cluster, [after]))[0];
@@ -104,7 +110,9 @@ export class NodePoolsService {
     const pool = await this.find(cluster, nodePoolId);
     // A cluster may run without node pools (they are often managed as separate resources, e.g. by Terraform).
     this.assertChangeable(cluster);
+    const policySnapshot = await this.policies.before(Number(cluster.id));
     await this.repo.delete({ id: pool.id });
+    await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
     this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));
   }
 

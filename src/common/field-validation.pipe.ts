@@ -83,13 +83,29 @@ export function dropUnknownValue(message: string): boolean {
   return true;
 }
 
-/** `Warning: 299` headers naming the dropped fields, added just before the response is sent. */
+/** Where other warnings of the request (e.g. cluster policies in Warn mode) wait for the same hook. */
+const RESPONSE_WARNINGS = Symbol('responseWarnings');
+
+/**
+ * Adds `Warning: 299 - "<text>"` headers to the current request's response (through the same hook as the
+ * unknown-field warnings; not capped like them). Outside a request (background work) it does nothing.
+ */
+export function addResponseWarnings(texts: string[]): void {
+  const req = currentRequest();
+  if (!req || !texts.length) return;
+  const target = (req.raw ?? req) as IncomingMessage & { [RESPONSE_WARNINGS]?: string[] };
+  target[RESPONSE_WARNINGS] = [...(target[RESPONSE_WARNINGS] ?? []), ...texts];
+}
+
+/** `Warning: 299` headers naming the dropped fields (and other warnings), added just before the response is sent. */
 export function addFieldWarnings(fastify: {
   addHook(name: 'onSend', hook: (request: { raw: object }, reply: { header(k: string, v: string[]): unknown }, payload: unknown, done: (err: null, payload: unknown) => void) => void): unknown;
 }): void {
   fastify.addHook('onSend', (request, reply, payload, done) => {
-    const messages = (request.raw as { [DROPPED_FIELDS]?: string[] })[DROPPED_FIELDS];
-    if (messages?.length) reply.header('warning', warningHeaders(messages));
+    const raw = request.raw as { [DROPPED_FIELDS]?: string[]; [RESPONSE_WARNINGS]?: string[] };
+    const dropped = raw[DROPPED_FIELDS] ?? [];
+    const others = raw[RESPONSE_WARNINGS] ?? [];
+    if (dropped.length || others.length) reply.header('warning', [...warningHeaders(dropped), ...others.map((t) => `299 - ${JSON.stringify(t)}`)]);
     done(null, payload);
   });
 }

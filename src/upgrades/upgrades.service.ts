@@ -4,6 +4,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
 import * as semver from 'semver';
 import { AuditRecorder } from '../audit/audit-recorder';
+import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
@@ -39,6 +40,7 @@ export class UpgradesService {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
+    private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
   private query<T = UpgradeRow>(sql: string, params: unknown[]): Promise<T[]> {
@@ -168,6 +170,8 @@ export class UpgradesService {
         `Cluster '${cluster.slug}' already has an open upgrade (${open.identity}, ${open.status}); cancel or edit that one instead.`,
       );
     }
+    // Cluster policies see the cluster as the upgrade will leave it (its target version).
+    await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'scheduledClusterUpgrades', overrides: { version: req.toClusterVersion } });
     const now = this.clock.now();
     const reason = req.reason?.trim() || `scheduled by platform administrator ${user.username}`;
     const [{ identity }] = await this.query<{ identity: string }>(
@@ -252,6 +256,7 @@ export class UpgradesService {
     if (toVersion !== row.to_cluster_version) {
       const [cluster] = await this.query<{ version: string }>(`SELECT version FROM clusters WHERE id = $1`, [row.cluster_id]);
       await this.checkTargetVersion(toVersion, cluster.version, req.toClusterVersion !== undefined ? 'toClusterVersion' : 'version');
+      await this.policies.enforce({ clusterId: Number(row.cluster_id), operation: 'UPDATE', resource: 'scheduledClusterUpgrades', overrides: { version: toVersion } });
       details.toClusterVersion = { old: row.to_cluster_version, new: toVersion };
     }
     if (details.windowStart || details.windowEnd) this.checkWindow(windowStart, windowEnd);

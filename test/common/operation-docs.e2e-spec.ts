@@ -3,6 +3,7 @@ import { seedCluster, seedEnvironment, seedOrg, SeededOrg } from '../observabili
 import { startTestApp, TestApp } from '../support/test-app';
 import { contradictions, declaredRoutes, DeclaredRoute, DocumentedOperation } from './operation-claims';
 
+type RequestBodyDoc = { content?: Record<string, { examples?: Record<string, { value: unknown }>; example?: unknown }> };
 type Parameter = { name: string; in: string; required?: boolean; example?: unknown; schema?: { example?: unknown } };
 
 /**
@@ -16,7 +17,7 @@ describe('operation documentation against the code', () => {
   let t: TestApp;
   let org: SeededOrg;
   let routes: Map<string, DeclaredRoute>;
-  let doc: { paths: Record<string, Record<string, DocumentedOperation & { parameters?: Parameter[] }>> };
+  let doc: { paths: Record<string, Record<string, DocumentedOperation & { parameters?: Parameter[]; requestBody?: RequestBodyDoc }>> };
   const identities: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -32,6 +33,12 @@ describe('operation documentation against the code', () => {
       .send({ url: 'http://127.0.0.1:9/hook', eventTypes: ['CLUSTER_CREATED'] })
       .expect(200);
     identities.webhookIdentity = hook.body.identity;
+    const policy = await t
+      .as(org.users.OWNER.token)
+      .post('/api/v1/orgs/acme/cluster-policies')
+      .send({ name: 'ha', expression: 'object.highlyAvailable', message: 'highly available', action: 'Audit' })
+      .expect(200);
+    identities.policyIdentity = policy.body.identity;
     routes = declaredRoutes(t.app.get(ModulesContainer));
     doc = (await t.http().get('/v3/api-docs').expect(200)).body;
   });
@@ -70,12 +77,16 @@ describe('operation documentation against the code', () => {
       const required = (op.parameters ?? []).filter((p) => p.in === 'query' && p.required).map((p) => `${p.name}=acme`);
       // Organisation routes as the organisation's owner, the rest as the platform administrator.
       const as = route.orgRole ? t.as(org.users.OWNER.token) : t.admin();
-      const page = await as.get(`${url}?${required.join('&')}`);
-      const refused = await as.get(`${url}?${[...required, 'sort=noSuchProperty'].join('&')}`);
+      // A paged POST (a query that needs a body, e.g. trying a policy) is sent with its first documented example.
+      const json = op.requestBody?.content?.['application/json'];
+      const body = json?.example ?? Object.values(json?.examples ?? {})[0]?.value;
+      const call = (query: string[]) => (route.method === 'post' ? as.post(`${url}?${query.join('&')}`).send(body as object) : as.get(`${url}?${query.join('&')}`));
+      const page = await call(required);
+      const refused = await call([...required, 'sort=noSuchProperty']);
       const form = Array.isArray(page.body?.sort) ? 'B' : page.body?.sort && 'sorted' in page.body.sort ? 'A' : '?';
       const names = /use one of: (.*)$/.exec(refused.body?.errors?.[0]?.message ?? '')?.[1];
       const { form: declaredForm, sortable } = route.paging!;
-      if (page.status !== 200) problems.push(`${route.operationId}: GET ${url} answered ${page.status}`);
+      if (page.status !== 200) problems.push(`${route.operationId}: ${route.method.toUpperCase()} ${url} answered ${page.status}`);
       else if (form !== declaredForm) problems.push(`${route.operationId}: declares form ${declaredForm}, answers form ${form}`);
       if (refused.status !== 400 || names !== sortable.join(', ')) {
         problems.push(`${route.operationId}: declares sortable ${sortable.join(', ')}, the list accepts ${names ?? `(answered ${refused.status})`}`);

@@ -15,6 +15,7 @@ import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from '../cluster-node-
 import { cidrsOverlap, ClusterRules } from '../cluster-rules';
 import { ClusterAddons, ClusterEntity, CniType, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { CreateClusterRequest } from '../dto/cluster.dto';
+import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
 
 export class CreateClusterCommand {
   constructor(
@@ -39,6 +40,7 @@ export class CreateClusterUseCase {
     private readonly catalog: ClusterCatalog,
     private readonly rules: ClusterRules,
     private readonly auditRecorder: AuditRecorder,
+    private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
   async execute(cmd: CreateClusterCommand): Promise<ClusterEntity> {
@@ -185,6 +187,9 @@ export class CreateClusterUseCase {
        VALUES ($1, $2, $3, $4, $5, true, $6, $6)`,
       [org.id, id, env.id, tenantSlug, `${env.name}/${req.name}`, now],
     );
+
+    // Cluster policies see the cluster as written; a Deny rolls the request's transaction back.
+    await this.policies.enforce({ clusterId: id, operation: 'CREATE', resource: 'clusters', before: null });
 
     this.auditRecorder.record({
       type: 'CLUSTER_CREATED',

@@ -13,6 +13,7 @@ import { ClusterRules } from '../cluster-rules';
 import { decideRequest, downgradeTargets, upgradeTargets, VERSION_CHANGE_STATUSES } from '../cluster-state-machine';
 import { ClusterDesiredStatus, ClusterEntity, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { UpdateClusterRequest } from '../dto/cluster.dto';
+import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
 
 export class UpdateClusterCommand {
   constructor(
@@ -66,12 +67,14 @@ export class UpdateClusterUseCase {
     private readonly catalog: ClusterCatalog,
     private readonly rules: ClusterRules,
     private readonly auditRecorder: AuditRecorder,
+    private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
   async execute(cmd: UpdateClusterCommand): Promise<ClusterEntity> {
     const { organisation: org, request: req } = cmd;
     const { environment: env, cluster } = await this.lookup.cluster(org, cmd.environmentSlug, cmd.clusterSlug, true);
     const before = snapshot(cluster);
+    const policySnapshot = await this.policies.before(Number(cluster.id));
     const next: ClusterEntity = Object.assign(Object.create(Object.getPrototypeOf(cluster)), cluster);
     let wakeReconciler = false;
 
@@ -174,6 +177,11 @@ export class UpdateClusterUseCase {
     }
 
     const statusChanged = req.status !== undefined && details.desiredStatus !== undefined;
+    // A change that changes nothing is not evaluated; deleting (PATCH status deleting or DELETE) is operation DELETE.
+    if (Object.keys(details).length) {
+      const operation = statusChanged && req.status === 'deleting' ? 'DELETE' : 'UPDATE';
+      await this.policies.enforce({ clusterId: Number(cluster.id), operation, resource: 'clusters', before: policySnapshot });
+    }
     this.auditRecorder.record({
       type: statusChanged ? REQUEST_TYPES[req.status as ClusterDesiredStatus] : 'CLUSTER_UPDATED',
       organisation: { id: org.id, slug: org.slug },

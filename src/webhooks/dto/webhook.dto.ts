@@ -11,7 +11,7 @@ const EVENT_TYPES_DOC =
   'Event types to deliver, or ["*"] for all. Every audit event type of the organisation (e.g. CLUSTER_CREATED, ' +
   'CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED ' +
   '(an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ' +
-  'ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook).';
+  'ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode).';
 
 export class CreateWebhookRequest {
   @ApiProperty({

@@ -1,0 +1,207 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable } from '@nestjs/common';
+import { ClsService } from 'nestjs-cls';
+import type { AuditEntry } from '../audit/audit-recorder';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { AuditService } from '../audit/audit.service';
+import { Principal, SYSTEM_ACTOR } from '../auth/principal';
+import { ValidationFailedException } from '../common/errors';
+import { addResponseWarnings } from '../common/field-validation.pipe';
+import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity';
+import { POLICY_SELECT } from './cluster-policies.service';
+import { PolicyEvaluator } from './policy-evaluator';
+import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
+import { POLICY_CALLER } from './policy-caller.interceptor';
+import { principalPolicyUser } from './policy-user';
+import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVariable } from './policy-variables';
+
+/** The cluster before a change, taken before anything is written (see `before`). */
+export interface PolicySnapshot {
+  clusterId: number;
+  organisationId: number;
+  /** null when no policy is enabled for the organisation (nothing to evaluate, nothing read). */
+  oldObject: PolicyClusterObject | null;
+  /** The cluster is already being deleted: policies never block the system from finishing that. */
+  deleting: boolean;
+}
+
+/** One change of a cluster to evaluate. */
+export interface ClusterChange {
+  clusterId: number;
+  operation: PolicyOperation;
+  resource: PolicyResource;
+  /**
+   * The snapshot taken before the change was written (`before`); null for CREATE; undefined when the change is
+   * not written yet (the cluster as it is now is the old object, and `overrides` say what the change sets).
+   */
+  before?: PolicySnapshot | null;
+  /** Fields of the cluster the change sets that are not in its row (e.g. a scheduled upgrade's version). */
+  overrides?: Partial<PolicyClusterObject>;
+  /** Who makes the change; by default the request's caller, or `system` in background work. */
+  user?: PolicyUserVariable;
+}
+
+export interface PolicyFinding {
+  policy: { identity: string; name: string; scope: 'PLATFORM' | 'ORGANISATION'; action: PolicyAction };
+  message: string;
+}
+
+/** What the policies say about a change. `denied` non-empty means: do not make it. */
+export interface PolicyVerdict {
+  skipped: boolean;
+  denied: PolicyFinding[];
+  warned: PolicyFinding[];
+  audited: PolicyFinding[];
+  cluster: { id: number; slug: string; identity: string } | null;
+  environment: { id: number; slug: string } | null;
+  organisation: { id: number; slug: string } | null;
+  operation: PolicyOperation;
+  resource: PolicyResource;
+}
+
+export const SYSTEM_POLICY_USER: PolicyUserVariable = { identity: null, username: SYSTEM_ACTOR.username, platformAdmin: false };
+
+/** Whether a policy's scope covers an environment (no scope: every environment). */
+export function policyCovers(p: Pick<ClusterPolicyEntity, 'environments' | 'environmentTypes'>, env: Pick<EnvironmentFacts, 'slug' | 'type'>): boolean {
+  if (p.environments?.length) return p.environments.includes(env.slug);
+  if (p.environmentTypes?.length) return env.type !== null && p.environmentTypes.includes(env.type);
+  return true;
+}
+
+export const policyLabel = (f: PolicyFinding) => `${f.policy.scope === 'PLATFORM' ? 'platform policy' : 'policy'} ${f.policy.name}`;
+
+/**
+ * Evaluates the platform policies, then the organisation's, on every change of a cluster (docs/policies.md).
+ * `enforce` is the request path (Deny: 400 and the transaction rolls back; Warn: Warning headers; Audit:
+ * CLUSTER_POLICY_VIOLATED); `check` only answers the verdict, for background work (the scheduler) that decides
+ * itself what a Deny means, and `recordInBackground` writes its Warn/Audit findings with the system actor.
+ */
+@Injectable()
+export class ClusterPolicyEnforcer {
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly cls: ClsService,
+    private readonly inputs: PolicyInputs,
+    private readonly evaluator: PolicyEvaluator,
+    private readonly recorder: AuditRecorder,
+    private readonly audit: AuditService,
+  ) {}
+
+  /** The cluster as it is, before a change is written; cheap when the organisation has no enabled policy. */
+  async before(clusterId: number): Promise<PolicySnapshot> {
+    const [row] = await this.inputs.clusterRows([clusterId]);
+    const organisationId = Number(row.organisationId);
+    const deleting = row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
+    const active = !deleting && (await this.policies(organisationId)).length > 0;
+    return { clusterId, organisationId, deleting, oldObject: active ? (await this.inputs.objects([row]))[0] : null };
+  }
+
+  /** Evaluates a change and answers the verdict; writes nothing. Usable inside any transaction. */
+  async check(change: ClusterChange): Promise<PolicyVerdict> {
+    const verdict: PolicyVerdict = {
+      skipped: false,
+      denied: [],
+      warned: [],
+      audited: [],
+      cluster: null,
+      environment: null,
+      organisation: null,
+      operation: change.operation,
+      resource: change.resource,
+    };
+    const [row] = await this.inputs.clusterRows([change.clusterId]);
+    if (!row) return { ...verdict, skipped: true };
+    const deleting = change.before ? change.before.deleting : row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
+    const policies = deleting ? [] : await this.policies(Number(row.organisationId));
+    const envs = await this.inputs.environments([Number(row.environmentId)]);
+    const env = envs.get(Number(row.environmentId))!;
+    const applicable = policies.filter((p) => policyCovers(p, env));
+    const org = await this.inputs.organisation(Number(row.organisationId));
+    Object.assign(verdict, {
+      skipped: deleting || applicable.length === 0,
+      cluster: { id: Number(row.id), slug: row.slug, identity: row.identity },
+      environment: { id: env.id, slug: env.slug },
+      organisation: { id: org.id, slug: org.slugValue },
+    });
+    if (verdict.skipped) return verdict;
+    const current = (await this.inputs.objects([row]))[0];
+    const object = change.overrides ? { ...current, ...change.overrides } : current;
+    const oldObject = change.before === null ? null : change.before === undefined ? current : (change.before.oldObject ?? current);
+    const { slugValue: _s, id: _i, ...organisation } = org;
+    void _s;
+    void _i;
+    const [results] = await this.evaluator.evaluate(applicable, [
+      { object, oldObject, environment: env.variable, organisation, request: { operation: change.operation, resource: change.resource, user: change.user ?? this.caller() } },
+    ]);
+    applicable.forEach((p, i) => {
+      if (results[i].passed) return;
+      const finding: PolicyFinding = {
+        policy: { identity: p.identity, name: p.name, scope: p.organisationId === null ? 'PLATFORM' : 'ORGANISATION', action: p.action },
+        message: results[i].message ?? p.message,
+      };
+      (p.action === 'Deny' ? verdict.denied : p.action === 'Warn' ? verdict.warned : verdict.audited).push(finding);
+    });
+    return verdict;
+  }
+
+  /**
+   * The request path: evaluates the change; on Deny throws a 400 naming each failing policy (the request's
+   * transaction rolls back, so nothing is written); Warn adds `Warning: 299` headers; Audit records
+   * CLUSTER_POLICY_VIOLATED (audit row, activity and webhook event) with the change.
+   */
+  async enforce(change: ClusterChange): Promise<PolicyVerdict> {
+    const verdict = await this.check(change);
+    if (verdict.denied.length) {
+      const n = verdict.denied.length;
+      throw new ValidationFailedException(
+        verdict.denied.map((f) => ({ field: f.policy.scope === 'PLATFORM' ? `platformPolicies.${f.policy.name}` : `policies.${f.policy.name}`, message: `${policyLabel(f)}: ${f.message}` })),
+        `The change was denied by ${n} cluster ${n === 1 ? 'policy' : 'policies'}: ${verdict.denied.map((f) => `${policyLabel(f)}: ${f.message}`).join('; ')}`,
+      );
+    }
+    addResponseWarnings(verdict.warned.map((f) => `${policyLabel(f)}: ${f.message}`));
+    for (const f of verdict.audited) this.recorder.record(violationEntry(verdict, f, this.caller().username));
+    return verdict;
+  }
+
+  /** Background work: writes CLUSTER_POLICY_VIOLATED for the Warn and Audit findings with the system actor. */
+  async recordInBackground(verdict: PolicyVerdict): Promise<void> {
+    for (const f of [...verdict.warned, ...verdict.audited]) await this.audit.write(violationEntry(verdict, f, SYSTEM_ACTOR.username), SYSTEM_ACTOR);
+  }
+
+  /** Enabled policies that can apply to the organisation: platform ones first, then by name. */
+  private policies(organisationId: number): Promise<ClusterPolicyEntity[]> {
+    return this.txHost.tx.query(
+      `SELECT ${POLICY_SELECT} FROM cluster_policies p WHERE p.enabled AND (p.organisation_id IS NULL OR p.organisation_id = $1)
+        ORDER BY (p.organisation_id IS NOT NULL), p.name`,
+      [organisationId],
+    );
+  }
+
+  /** `request.user` of the current request, or the system in background work. */
+  private caller(): PolicyUserVariable {
+    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(POLICY_CALLER) : undefined;
+    return principal?.user ? principalPolicyUser(principal) : SYSTEM_POLICY_USER;
+  }
+}
+
+function violationEntry(verdict: PolicyVerdict, f: PolicyFinding, actor: string): AuditEntry {
+  const subject = `${verdict.environment!.slug}/${verdict.cluster!.slug}`;
+  return {
+    type: 'CLUSTER_POLICY_VIOLATED',
+    organisation: verdict.organisation,
+    environment: verdict.environment,
+    cluster: verdict.cluster ? { id: verdict.cluster.id, slug: verdict.cluster.slug } : null,
+    referencedEntityIdentity: f.policy.identity,
+    subject,
+    details: {
+      policy: { old: null, new: f.policy.name },
+      scope: { old: null, new: f.policy.scope },
+      action: { old: null, new: f.policy.action },
+      message: { old: null, new: f.message },
+      operation: { old: null, new: verdict.operation },
+      resource: { old: null, new: verdict.resource },
+    },
+    message: `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} violates ${policyLabel(f)}: ${f.message}`,
+  };
+}

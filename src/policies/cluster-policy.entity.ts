@@ -1,0 +1,24 @@
+import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export const POLICY_ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
+export type PolicyAction = (typeof POLICY_ACTIONS)[number];
+
+/** A cluster policy; `organisationId` null is a platform policy (migration 1795400031742). */
+@Entity('cluster_policies')
+export class ClusterPolicyEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' }) id: number;
+  @Column({ type: 'uuid' }) identity: string;
+  @Column({ type: 'bigint', nullable: true }) organisationId: number | null;
+  @Column() name: string;
+  @Column() description: string;
+  @Column() expression: string;
+  @Column() message: string;
+  @Column({ type: 'text', nullable: true }) messageExpression: string | null;
+  @Column({ type: 'text' }) action: PolicyAction;
+  @Column({ type: 'text', array: true, nullable: true }) environments: string[] | null;
+  @Column({ type: 'text', array: true, nullable: true }) environmentTypes: string[] | null;
+  @Column() enabled: boolean;
+  @Column() createdBy: string;
+  @Column({ type: 'timestamptz' }) createdAt: Date;
+  @Column({ type: 'timestamptz' }) modifiedAt: Date;
+}

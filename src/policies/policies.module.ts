@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
+import { ClusterPoliciesAdminController } from '../admin/cluster-policies-admin.controller';
+import { ClusterPoliciesController } from './cluster-policies.controller';
+import { ClusterPoliciesService } from './cluster-policies.service';
+import { ClusterPolicyEnforcer } from './cluster-policy-enforcer';
+import { InlinePolicyEvaluator, PolicyEvaluator } from './policy-evaluator';
+import { PolicyInputs } from './policy-inputs';
+import { PolicyCallerInterceptor } from './policy-caller.interceptor';
+import { PolicyScanService } from './policy-scan.service';
+
+/**
+ * Cluster policies (CEL guardrails): organisation and platform policies, the enforcer every cluster change
+ * calls, and the evaluate/violations scans. `PolicyEvaluator` is the seam for moving evaluation to a worker pool.
+ */
+@Module({
+  controllers: [ClusterPoliciesController, ClusterPoliciesAdminController],
+  providers: [ClusterPoliciesService, ClusterPolicyEnforcer, PolicyInputs, PolicyScanService, { provide: PolicyEvaluator, useClass: InlinePolicyEvaluator },
+    { provide: APP_INTERCEPTOR, useClass: PolicyCallerInterceptor },
+  ],
+  exports: [ClusterPolicyEnforcer],
+})
+export class PoliciesModule {}

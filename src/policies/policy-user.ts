@@ -1,0 +1,9 @@
+import type { Principal } from '../auth/principal';
+import type { PolicyUserVariable } from './policy-variables';
+
+/** `request.user` for a caller. */
+export const principalPolicyUser = (p: Principal): PolicyUserVariable => ({
+  identity: p.user.identity,
+  username: p.user.username,
+  platformAdmin: !!p.user.platformAdmin,
+});
