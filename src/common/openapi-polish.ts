@@ -1,4 +1,5 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
 
 /**
@@ -182,7 +183,21 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     { url: '/', description: 'The deployment serving this document (production, staging or local alike)', 'x-internal': false } as never,
   ];
   applyBounds(doc);
+  describeSecrets(doc);
   return doc;
+}
+
+/** Every property declared with @Secret (`x-secret`) says in its description how the service handles it. */
+function describeSecrets(doc: OpenAPIObject): void {
+  for (const schema of Object.values((doc.components?.schemas ?? {}) as Record<string, Schema>)) {
+    for (const prop of Object.values(schema.properties ?? {})) {
+      const x = prop['x-secret'] as SecretExtension | undefined;
+      if (!x) continue;
+      const sentence = secretSentence(x);
+      const description = typeof prop.description === 'string' ? prop.description.trim() : '';
+      if (!description.includes(sentence)) prop.description = description ? `${description.replace(/\.?$/, '.')} ${sentence}` : sentence;
+    }
+  }
 }
 
 // ---- Bounds (OWASP API4:2023, unrestricted resource consumption) -------------------------------------------

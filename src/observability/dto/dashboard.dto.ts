@@ -2,9 +2,11 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { DASHBOARD_INTEGRATION_STATUSES } from '../dashboard-integration.entity';
 import { OUTBOUND_MAX_URL_LENGTH } from '../../common/outbound-policy';
+import { Secret } from '../../common/secret-fields';
 
 export class CreateDashboardIntegrationRequest {
-  @ApiProperty({ writeOnly: true, minLength: 1, maxLength: 4096, description: 'API token of the dashboard; write-only, stored encrypted, never returned' })
+  @ApiProperty({ minLength: 1, maxLength: 4096, description: 'API token of the dashboard' })
+  @Secret()
   @IsString() @Length(1, 4096)
   apiToken: string;
 

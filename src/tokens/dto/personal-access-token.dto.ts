@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDateString, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
+import { Secret } from '../../common/secret-fields';
 import { PAT_TYPES, PatType } from '../personal-access-token.entity';
 
 export class PersonalAccessTokenTypeDto {
@@ -46,6 +47,7 @@ export class PersonalAccessTokenResponse {
   @ApiProperty() name: string;
   @ApiProperty({ format: 'uuid', description: 'Identity of the owning user' }) subject: string;
   @ApiProperty({ nullable: true, type: String, description: 'The token value: only in the provision response, null afterwards' })
+  @Secret({ shownOnce: true })
   token: string | null;
   @ApiProperty({ type: PersonalAccessTokenTypeDto }) type: PersonalAccessTokenTypeDto;
 }
