@@ -22,8 +22,8 @@ export class ClusterAccessController {
   @ApiDoc({
     summary: "The cluster's API endpoint, CA certificate and OIDC client",
     description:
-      'Available once the control plane is provisioned (409 before). `clientSecret` is answered to MEMBER and above; VIEWERs, ' +
-      'READ_ONLY tokens and platform administrators outside the organisation get `<secret>`.',
+      'Available once the control plane is provisioned (409 before). VIEWERs, READ_ONLY tokens and platform administrators ' +
+      'outside the organisation get `clientSecret` as `<secret>`.',
   })
   @ApiOkResponse({ type: ClusterOidcConfigResponse })
   @ApiStandardErrors({ conflict: NOT_PROVISIONED })

@@ -53,19 +53,24 @@ export class OrganisationsController {
   }
 
   @Patch('organisations/:organisationSlug')
-  @RequireOrgRole('ADMIN')
+  @RequireOrgRole('ADMIN', { platformAdmin: true })
   @ApiParam(SLUG_PARAM)
   @ApiDoc({
     summary: "Change an organisation's details (ADMIN); renaming keeps the slug",
     description:
       'Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. ' +
-      'A vatNumber must be a valid VAT number (400). Audited.',
-    errors: NOT_MEMBER_REFUSED,
+      'A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform ' +
+      'administrator changes it. Audited.',
+    errors: `${NOT_MEMBER_REFUSED} 403 when a caller who is not a platform administrator changes organisationType.`,
   })
   @ApiOkResponse({ type: OrganisationResponse })
   @ApiStandardErrors()
-  async update(@OrgContext() ctx: OrganisationContext, @Body() body: UpdateOrganisationRequest): Promise<OrganisationResponse> {
-    return this.organisations.toResponse(await this.organisations.update(ctx.organisation.id, body));
+  async update(
+    @OrgContext() ctx: OrganisationContext,
+    @CurrentPrincipal() p: Principal,
+    @Body() body: UpdateOrganisationRequest,
+  ): Promise<OrganisationResponse> {
+    return this.organisations.toResponse(await this.organisations.update(ctx.organisation.id, body, p.user));
   }
 
   @Delete('organisations/:organisationIdentity')

@@ -171,8 +171,15 @@ export class OrganisationsService {
     return org;
   }
 
-  async update(organisationId: number, req: UpdateOrganisationRequest): Promise<OrganisationEntity> {
+  /** Changes the details; `organisationType` (which sets the quota) only by a platform administrator. */
+  async update(organisationId: number, req: UpdateOrganisationRequest, caller: { platformAdmin: boolean }): Promise<OrganisationEntity> {
     const org = await this.lock(organisationId);
+    if (req.organisationType !== undefined && req.organisationType !== org.type && !caller.platformAdmin) {
+      throw new ForbiddenException(
+        `organisationType sets the organisation's cluster quota (clustersPerCustomer), so only a platform administrator may change it ` +
+          `(it stays ${org.type}); ask one to change the type.`,
+      );
+    }
     const before = snapshot(org, AUDITED);
     const now = this.clock.now();
     if (req.organisationName !== undefined) org.name = req.organisationName;

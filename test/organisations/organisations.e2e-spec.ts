@@ -211,16 +211,35 @@ describe('organisations', () => {
       });
     });
 
-    it('changing the type moves an untailored quota to the new default', async () => {
-      const res = await t.as(f.owner.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE' });
+    it('organisationType (it sets the quota) is changed by platform administrators only: 403 naming the rule for the organisation itself', async () => {
+      await t.db.query(`UPDATE organisations SET type = 'TRIAL', clusters_per_customer = 1 WHERE id = $1`, [f.id]);
+      const before = await auditCount(t);
+      for (const u of [f.owner, f.admin]) {
+        const res = await t.as(u.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE', organisationName: 'Raised' });
+        expect(res.status).toBe(403);
+        expectErrorBody(res.body, 403);
+        expect(res.body.message).toMatch(/organisationType sets the organisation's cluster quota.*platform administrator/);
+      }
+      expect(await auditCount(t)).toBe(before);
+      const [org] = await t.db.query('SELECT type, name, clusters_per_customer FROM organisations WHERE id = $1', [f.id]);
+      expect(org).toEqual({ type: 'TRIAL', name: 'Patched Name', clusters_per_customer: 1 });
+      // Sending the current type is no change: the rest of the request applies.
+      expect((await t.as(f.admin.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' })).status).toBe(200);
+    });
+
+    it('a platform administrator (member or not) changes the type; an untailored quota moves to the new default', async () => {
+      const platform = await t.createUser('type-platform-admin', { platformAdmin: true });
+      const res = await t.as(platform.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE' });
       expect(res.status).toBe(200);
       expect(res.body.type).toBe('ENTERPRISE');
       const q = await t.as(f.viewer.token).get(`/api/v1/organisations/${f.slug}/quotas`);
       expect(q.body).toEqual({ clustersPerCustomer: 100 });
       await t.db.query('UPDATE organisations SET clusters_per_customer = 7 WHERE id = $1', [f.id]);
-      await t.as(f.owner.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' }).expect(200);
+      await t.as(platform.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' }).expect(200);
       const q2 = await t.as(f.viewer.token).get(`/api/v1/organisations/${f.slug}/quotas`);
       expect(q2.body).toEqual({ clustersPerCustomer: 7 });
+      const [last] = await t.db.query(`SELECT actor_username, details FROM audit_events WHERE organisation_id = $1 ORDER BY id DESC LIMIT 1`, [f.id]);
+      expect(last).toEqual({ actor_username: platform.username, details: { type: { old: 'ENTERPRISE', new: 'TRIAL' } } });
     });
 
     it('clears billingEmail and vatNumber with null', async () => {

@@ -6,6 +6,7 @@ import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../../catalog/cloud-pro
 import { PageQueryDto } from '../../common/paging';
 import { Secret } from '../../common/secret-fields';
 import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsPlainText } from '../../common/names';
 
 /**
  * Create-credentials bodies, one per platform type (docs/decisions.md, Cloud accounts and credentials).
@@ -16,6 +17,7 @@ import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
 class CredentialsRequestBase {
   @ApiPropertyOptional({ minLength: 1, maxLength: 64, example: 'ci deployer', description: "Defaults to '<platform> credentials'" })
   @IsOptional() @IsString() @Length(1, 64)
+  @IsPlainText()
   displayName?: string;
 
   @ApiPropertyOptional(STRING_MAP_SCHEMA)

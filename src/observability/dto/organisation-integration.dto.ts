@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { Secret, SecretOptions } from '../../common/secret-fields';
 import { ORGANISATION_INTEGRATION_TYPES } from '../organisation-integration.entity';
+import { IsPlainText } from '../../common/names';
 
 export const INTEGRATION_CONFIG_MAX_KEYS = 50;
 export const INTEGRATION_CONFIG_MAX_KEY = 128;
@@ -23,6 +24,7 @@ export class UpdateOrganisationIntegrationRequest {
 
   @ApiPropertyOptional({ minLength: 1, maxLength: 255, example: 'Alerting' })
   @IsOptional() @IsString() @Length(1, 255)
+  @IsPlainText()
   displayName?: string;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean()

@@ -18,6 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ORGANISATION_TYPES, OrganisationType } from '../organisation.entity';
+import { IsPlainText } from '../../common/names';
 
 /** The spec's Email object. */
 export class EmailDto {
@@ -56,6 +57,7 @@ export class CreateOrganisationRequest {
 
   @ApiPropertyOptional({ maxLength: 255, example: 'Acme B.V.' })
   @IsOptional() @IsString() @Length(0, 255)
+  @IsPlainText()
   companyName?: string;
 
   @ApiProperty({ type: EmailDto })
@@ -64,6 +66,7 @@ export class CreateOrganisationRequest {
 
   @ApiProperty({ minLength: 2, maxLength: 100, example: 'Acme', description: 'The slug is derived from it and never changes' })
   @IsString() @Length(2, 100)
+  @IsPlainText()
   organisationName: string;
 
   @ApiProperty({ enum: ORGANISATION_TYPES, example: 'BUSINESS' })
@@ -88,6 +91,7 @@ export class UpdateOrganisationRequest {
   @ApiPropertyOptional({ minLength: 2, maxLength: 100, description: 'Renames the organisation; the slug stays' })
   @ValidateIf((o: UpdateOrganisationRequest) => o.organisationName !== undefined)
   @IsString() @Length(2, 100)
+  @IsPlainText()
   organisationName?: string;
 
   @ApiPropertyOptional({ enum: ORGANISATION_TYPES })

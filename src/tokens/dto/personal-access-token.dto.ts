@@ -4,6 +4,7 @@ import { IsDateString, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNe
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import { Secret } from '../../common/secret-fields';
 import { PAT_TYPES, PatType } from '../personal-access-token.entity';
+import { IsPlainText } from '../../common/names';
 
 export class PersonalAccessTokenTypeDto {
   @ApiProperty({ enum: PAT_TYPES, example: 'FULL_ACCESS', description: 'FULL_ACCESS, or READ_ONLY (GET requests only)' })
@@ -14,6 +15,7 @@ export class PersonalAccessTokenTypeDto {
 export class ProvisionPersonalAccessTokenRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'ci-pipeline' })
   @IsOptional() @IsString() @Length(1, 100)
+  @IsPlainText()
   name?: string;
 
   @ApiPropertyOptional({ type: PersonalAccessTokenTypeDto, description: 'Defaults to {"name":"FULL_ACCESS"}' })
