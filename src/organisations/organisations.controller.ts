@@ -53,14 +53,14 @@ export class OrganisationsController {
   }
 
   @Patch('organisations/:organisationSlug')
-  @RequireOrgRole('ADMIN', { platformAdmin: true })
+  @RequireOrgRole('ADMIN')
   @ApiParam(SLUG_PARAM)
   @ApiDoc({
     summary: "Change an organisation's details (ADMIN); renaming keeps the slug",
     description:
       'Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. ' +
       'A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform ' +
-      'administrator changes it. Audited.',
+      'administrator changes it (here as a member, or with PATCH /admin/v1/orgs/{organisationIdentity}). Audited.',
     errors: `${NOT_MEMBER_REFUSED} 403 when a caller who is not a platform administrator changes organisationType.`,
   })
   @ApiOkResponse({ type: OrganisationResponse })

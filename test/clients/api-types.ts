@@ -1784,7 +1784,7 @@ export interface paths {
         head?: never;
         /**
          * Change an organisation's details (ADMIN); renaming keeps the slug
-         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform administrator changes it. Audited. Needs the ADMIN role or above in the organisation; platform administrators may call it too. A READ_ONLY personal access token gets 403. A caller who is not a member of the organisation gets 403. 403 when a caller who is not a platform administrator changes organisationType.
+         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform administrator changes it (here as a member, or with PATCH /admin/v1/orgs/{organisationIdentity}). Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. A caller who is not a member of the organisation gets 403. 403 when a caller who is not a platform administrator changes organisationType.
          */
         patch: operations["OrganisationsController_update"];
         trace?: never;
@@ -1974,7 +1974,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set an organisation's type (platform administrators), which sets its cluster quota
+         * @description The type sets the cluster quota (clustersPerCustomer follows it while it holds the old type's default), so only a platform administrator changes it, member or not. Answers the organisation in the admin client shape. Audited as ORGANISATION_UPDATED. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when no organisation has this identity.
+         */
+        patch: operations["OrganisationsAdminController_setType"];
         trace?: never;
     };
     "/api/v1/orgs/{organisationSlug}/audit-events": {
@@ -4771,6 +4775,14 @@ export interface components {
             /** Format: date-time */
             acceptedTermsAt: string | null;
             restrictedToAvailableCloudProviders: boolean;
+        };
+        AdminUpdateOrganisationRequest: {
+            /**
+             * @description The quota follows the type while it holds the old type's default
+             * @example ENTERPRISE
+             * @enum {string}
+             */
+            organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
         AuditEventResponse: {
             /**
@@ -20234,6 +20246,137 @@ export interface operations {
             };
             /** @description Resource not found */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    OrganisationsAdminController_setType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organisationIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUpdateOrganisationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganisationResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

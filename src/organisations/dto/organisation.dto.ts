@@ -119,6 +119,13 @@ export class UpdateOrganisationRequest {
   upgradeSoakHours?: number;
 }
 
+/** What a platform administrator changes of any organisation: its type, which sets the quota. */
+export class AdminUpdateOrganisationRequest {
+  @ApiProperty({ enum: ORGANISATION_TYPES, example: 'ENTERPRISE', description: "The quota follows the type while it holds the old type's default" })
+  @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
+  organisationType: OrganisationType;
+}
+
 export class OrganisationResponse {
   @ApiProperty() acceptedTerms: boolean;
   @ApiProperty({ format: 'date-time', nullable: true, type: String }) acceptedTermsAt: string | null;
