@@ -99,7 +99,8 @@ export function secretSentence(x: SecretExtension): string {
       ? `answered to ${x.readableFrom} and above with a credential that may write; other roles, READ_ONLY tokens and platform ` +
         `administrators outside the organisation get \`${SECRET_PLACEHOLDER}\`, and sending \`${SECRET_PLACEHOLDER}\` back keeps the stored value`
       : 'write-only: never answered';
-  return `${what}: sealed at rest, ${shown}; audit, activity, webhook events and logs show \`${REDACTED}\`.`;
+  const atRest = x.shownOnce ? 'stored only sealed or as a hash' : 'sealed at rest';
+  return `${what}: ${atRest}, ${shown}; audit, activity, webhook events and logs show \`${REDACTED}\`.`;
 }
 
 /**

@@ -3348,7 +3348,7 @@ export interface components {
             errors: components["schemas"]["AlertingProblemDto"][];
         };
         AlertWebhookTokenResponse: {
-            /** @description The tenant webhook token; only its SHA-256 is stored. A new call replaces it. Secret: sealed at rest, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
+            /** @description The tenant webhook token; only its SHA-256 is stored. A new call replaces it. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
             token: string;
             /**
              * @description Path of the webhook on this service; send `Authorization: Bearer <token>` (or `X-Alert-Token: <token>`)
@@ -4365,7 +4365,7 @@ export interface components {
              * @description Identity of the owning user
              */
             subject: string;
-            /** @description The token value: only in the provision response, null afterwards. Secret: sealed at rest, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
+            /** @description The token value: only in the provision response, null afterwards. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
             token: string | null;
             type: components["schemas"]["PersonalAccessTokenTypeDto"];
         };
@@ -5011,7 +5011,7 @@ export interface components {
             /** Format: date-time */
             modifiedAt: string;
             /**
-             * @description The signing secret (Standard Webhooks format). Store it now. Secret: sealed at rest, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`.
+             * @description The signing secret (Standard Webhooks format). Store it now. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;
