@@ -2,7 +2,26 @@ import { randomUUID } from 'crypto';
 import type { LoggerService } from '@nestjs/common';
 import type { Params } from 'nestjs-pino';
 import pino, { Logger as PinoInstance } from 'pino';
+import { secretPropertyNames } from './common/secret-fields';
+import { REDACTED, redactUrlsInText } from './common/secret-text';
 import type { AppConfig } from './config/app-config';
+
+/**
+ * What the logger redacts: credential headers, and every declared secret property (src/common/secret-fields.ts) up to
+ * three levels deep in a logged object.
+ */
+function redactPaths(): string[] {
+  const names = secretPropertyNames().flatMap((n) => [n, `*.${n}`, `*.*.${n}`]);
+  return ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-alert-token"]', 'res.headers["set-cookie"]', ...names];
+}
+
+/** Log messages (the text argument of a log call) carry no URL credentials. */
+const logMethod: NonNullable<pino.LoggerOptions['hooks']>['logMethod'] = function (this: PinoInstance, args, method) {
+  method.apply(
+    this,
+    args.map((a) => (typeof a === 'string' ? redactUrlsInText(a) : a)) as Parameters<typeof method>,
+  );
+};
 
 /** Structured JSON logs with a request id on every line; credentials never logged. */
 export function loggerOptions(config: AppConfig, destination?: NodeJS.WritableStream): Params {
@@ -12,21 +31,8 @@ export function loggerOptions(config: AppConfig, destination?: NodeJS.WritableSt
       level: config.LOG_LEVEL,
       // The id is assigned by Fastify (see http-hardening.ts) and shared with pino-http here.
       genReqId: (req) => (req as { id?: string }).id ?? randomUUID(),
-      redact: {
-        paths: [
-          'req.headers.authorization',
-          'req.headers.cookie',
-          'req.headers["x-alert-token"]',
-          'res.headers["set-cookie"]',
-          '*.token',
-          '*.apiToken',
-          '*.accessKeySecret',
-          '*.password',
-          '*.clientSecret',
-          '*.secret',
-        ],
-        censor: '[redacted]',
-      },
+      redact: { paths: redactPaths(), censor: REDACTED },
+      hooks: { logMethod },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'warn' : 'info'),
       serializers: {
         req: (req: { id: string; method: string; url: string; remoteAddress?: string }) => ({
@@ -45,8 +51,8 @@ export function loggerOptions(config: AppConfig, destination?: NodeJS.WritableSt
  * `reqId` (the X-Request-Id), with the same level and redaction as the rest of the logs.
  */
 export function requestLogger(config: AppConfig, destination?: NodeJS.WritableStream): PinoInstance {
-  const http = loggerOptions(config).pinoHttp as { level: string; redact: { paths: string[]; censor: string } };
-  const options = { level: http.level, redact: http.redact, base: { service: 'cluster-management-service' } };
+  const http = loggerOptions(config).pinoHttp as { level: string; redact: { paths: string[]; censor: string }; hooks: pino.LoggerOptions['hooks'] };
+  const options = { level: http.level, redact: http.redact, hooks: http.hooks, base: { service: 'cluster-management-service' } };
   return destination ? pino(options, destination) : pino(options);
 }
 

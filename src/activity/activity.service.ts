@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
+import { redactForRecord } from '../common/secret-fields';
 import { ActivityEventEntity } from './activity-event.entity';
 
 const ACTIONS: Record<string, string> = {
@@ -38,12 +39,12 @@ export class ActivityService {
     private readonly clock: Clock,
   ) {}
 
-  /** Writes one event in the current transaction (the request's, or a job's). */
+  /** Writes one event in the current transaction (the request's, or a job's); URL credentials in the sentence are redacted. */
   async write(organisationId: number, type: string, message: string, actor: Actor): Promise<void> {
     await this.txHost.tx.getRepository(ActivityEventEntity).insert({
       organisationId,
       type,
-      message,
+      message: redactForRecord(message) as string,
       actorIdentity: actor.identity,
       actorUsername: actor.username,
       createdAt: this.clock.now(),

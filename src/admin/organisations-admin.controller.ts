@@ -1,9 +1,9 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Body, Controller, Get, Param, Patch, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { PlatformAdminOnly } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
-import { AdminOrganisationResponse, OrganisationResponse } from '../organisations/dto/organisation.dto';
+import { AdminOrganisationResponse, AdminUpdateOrganisationRequest, OrganisationResponse } from '../organisations/dto/organisation.dto';
 import { OrganisationsService } from '../organisations/organisations.service';
 
 @ApiTags('Platform administration')
@@ -33,5 +33,20 @@ export class OrganisationsAdminController {
   @ApiStandardErrors({ badRequest: false })
   async get(@Param('organisationIdentity') identity: string): Promise<AdminOrganisationResponse> {
     return this.organisations.adminView(identity);
+  }
+
+  @Patch('orgs/:organisationIdentity')
+  @ApiDoc({
+    summary: "Set an organisation's type (platform administrators), which sets its cluster quota",
+    description:
+      "The type sets the cluster quota (clustersPerCustomer follows it while it holds the old type's default), so only a platform " +
+      'administrator changes it, member or not. Answers the organisation in the admin client shape. Audited as ORGANISATION_UPDATED.',
+    errors: '404 when no organisation has this identity.',
+  })
+  @ApiParam({ name: 'organisationIdentity', format: 'uuid' })
+  @ApiOkResponse({ type: AdminOrganisationResponse })
+  @ApiStandardErrors()
+  setType(@Param('organisationIdentity') identity: string, @Body() body: AdminUpdateOrganisationRequest): Promise<AdminOrganisationResponse> {
+    return this.organisations.adminSetType(identity, body);
   }
 }

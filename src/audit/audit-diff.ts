@@ -1,7 +1,8 @@
+import { looksSecret } from '../common/secret-fields';
+import { REDACTED } from '../common/secret-text';
 import type { AuditDetails } from './audit-event.entity';
 
-export const REDACTED = '[redacted]';
-const SECRET_KEY = /(secret|password|token|apikey|privatekey|credentials?$)/i;
+export { REDACTED };
 
 function normalise(v: unknown): unknown {
   if (v instanceof Date) return v.toISOString();
@@ -15,7 +16,8 @@ function same(a: unknown, b: unknown): boolean {
 
 /**
  * Maps each changed property to {old, new}. `before` null means a create (old null), `after` null a
- * delete (new null). Properties whose name looks secret are written as "[redacted]".
+ * delete (new null). Properties whose name looks secret are written as "[redacted]" (the audit service also
+ * redacts declared secrets: src/common/secret-fields.ts).
  */
 export function auditDiff(
   before: Record<string, unknown> | null,
@@ -28,7 +30,7 @@ export function auditDiff(
     const oldV = before ? normalise(before[key]) : null;
     const newV = after ? normalise(after[key]) : null;
     if (before && after && same(oldV, newV)) continue;
-    if (SECRET_KEY.test(key)) {
+    if (looksSecret(key)) {
       details[key] = { old: oldV == null ? null : REDACTED, new: newV == null ? null : REDACTED };
     } else {
       details[key] = { old: oldV, new: newV };

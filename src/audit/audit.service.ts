@@ -4,7 +4,8 @@ import { Injectable } from '@nestjs/common';
 import { activitySentence, ActivityService } from '../activity/activity.service';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
-import { AuditEventEntity } from './audit-event.entity';
+import { redactForRecord } from '../common/secret-fields';
+import { AuditDetails, AuditEventEntity } from './audit-event.entity';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import type { AuditEntry } from './audit-recorder';
 
@@ -24,6 +25,10 @@ export class AuditService {
   async write(entry: AuditEntry, actor: Actor): Promise<void> {
     // An update that changed nothing (e.g. a PATCH repeating the current values) leaves no trace.
     if (entry.type.endsWith('_UPDATED') && entry.details && Object.keys(entry.details).length === 0) return;
+    // Records never hold a secret: declared and secret-looking properties, and URL credentials, are redacted here once
+    // for the audit row, the activity sentence and the webhook event built from them.
+    const details = redactForRecord(entry.details ?? {}) as AuditDetails;
+    const subject = entry.subject === undefined ? undefined : (redactForRecord(entry.subject) as string);
     await this.txHost.tx.getRepository(AuditEventEntity).insert({
       type: entry.type,
       actorId: actor.id,
@@ -38,11 +43,11 @@ export class AuditService {
       clusterNodePoolName: entry.nodePool?.name ?? null,
       cloudAccountName: entry.cloudAccountName ?? null,
       referencedEntityIdentity: entry.referencedEntityIdentity ?? null,
-      details: (entry.details ?? {}) as never,
+      details: details as never,
       createdAt: this.clock.now(),
     });
     if (entry.organisation) {
-      const message = entry.message ?? activitySentence(entry.type, actor.username, entry.subject);
+      const message = redactForRecord(entry.message ?? activitySentence(entry.type, actor.username, subject)) as string;
       await this.activity.write(entry.organisation.id, entry.type, message, actor);
       await this.outbox.enqueueAudit(
         entry.organisation,
@@ -54,7 +59,7 @@ export class AuditService {
           cloudAccountName: entry.cloudAccountName ?? null,
           referencedEntityIdentity: entry.referencedEntityIdentity ?? null,
           message,
-          details: entry.details ?? {},
+          details,
         },
         actor,
       );

@@ -1,8 +1,13 @@
 import { Global, Module } from '@nestjs/common';
+import { APP_INTERCEPTOR } from '@nestjs/core';
 import { Clock } from './clock';
 import { ComputeQuery } from './compute.query';
 import { SecretBox } from './secret-box';
+import { SecretResponseInterceptor } from './secret-response.interceptor';
 
 @Global()
-@Module({ providers: [Clock, SecretBox, ComputeQuery], exports: [Clock, SecretBox, ComputeQuery] })
+@Module({
+  providers: [Clock, SecretBox, ComputeQuery, { provide: APP_INTERCEPTOR, useClass: SecretResponseInterceptor }],
+  exports: [Clock, SecretBox, ComputeQuery],
+})
 export class CommonModule {}

@@ -1,4 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import { PLAIN_TEXT_SENTENCE } from './names';
+import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
 
 /**
@@ -182,7 +184,26 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     { url: '/', description: 'The deployment serving this document (production, staging or local alike)', 'x-internal': false } as never,
   ];
   applyBounds(doc);
+  describeMarkedProperties(doc);
   return doc;
+}
+
+/**
+ * Properties marked by the shared declarations say so in their description: secrets (@Secret, `x-secret`) how the
+ * service handles them, plain-text names (@IsPlainText, `x-plain-text`) which characters are refused.
+ */
+function describeMarkedProperties(doc: OpenAPIObject): void {
+  const append = (prop: Schema, sentence: string) => {
+    const description = typeof prop.description === 'string' ? prop.description.trim() : '';
+    if (!description.includes(sentence)) prop.description = description ? `${description.replace(/\.?$/, '.')} ${sentence}` : sentence;
+  };
+  for (const schema of Object.values((doc.components?.schemas ?? {}) as Record<string, Schema>)) {
+    for (const prop of Object.values(schema.properties ?? {})) {
+      const x = prop['x-secret'] as SecretExtension | undefined;
+      if (x) append(prop, secretSentence(x));
+      if (prop['x-plain-text']) append(prop, PLAIN_TEXT_SENTENCE);
+    }
+  }
 }
 
 // ---- Bounds (OWASP API4:2023, unrestricted resource consumption) -------------------------------------------

@@ -255,11 +255,13 @@ export class EnvironmentsService {
     } else {
       await repo.insert({ environmentId: env.id, memberId: member.id, kubernetesRole, createdAt: now, modifiedAt: now });
     }
+    // Only what changed is recorded: re-posting the same role changes nothing and leaves no audit row, activity
+    // event or webhook event (an update with no details is not written).
+    const details: AuditDetails = {};
+    if (oldRole !== kubernetesRole) details.kubernetesRole = { old: oldRole, new: kubernetesRole };
+    if (!existing) details.override = { old: null, new: kubernetesRole };
     const email = await this.memberEmail(member);
-    this.recordAudit('ENVIRONMENT_MEMBER_UPDATED', org, env, member.identity, `${email} in ${env.slug}`, {
-      kubernetesRole: { old: oldRole, new: kubernetesRole },
-      ...(existing ? {} : { override: { old: null, new: kubernetesRole } }),
-    });
+    this.recordAudit('ENVIRONMENT_MEMBER_UPDATED', org, env, member.identity, `${email} in ${env.slug}`, details);
     return this.memberRows(org.id, Number(env.id));
   }
 

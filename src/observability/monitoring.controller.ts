@@ -3,12 +3,13 @@ import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
-import { roleAtLeast } from '../organisations/organisation-member.entity';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
+import { mayReadSecret, secretReaderOf } from '../common/secret-fields';
 import { AlertingConfigService } from './alerting-config.service';
 import { AlertsService } from './alerts.service';
 import {
+  ALERTING_CONFIG_SECRET,
   AlertingConfigurationRequest,
   AlertingConfigurationResponse,
   AlertingValidationResponse,
@@ -18,9 +19,9 @@ import { Alerts, TenantAlert, TenantAlertCounts } from './dto/alerts.dto';
 import { AlertWebhookTokenResponse, CountResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 import { TenantsService } from './tenants.service';
 
-/** Receiver credentials in alerting configurations: MEMBER and above, not through READ_ONLY tokens. */
+/** Receiver credentials in alerting configurations: as their declaration says (members of that role, not READ_ONLY tokens). */
 function mayReadSecrets(ctx: OrganisationContext, principal: Principal): boolean {
-  return roleAtLeast(ctx.role, 'MEMBER') && principal.token?.type !== 'READ_ONLY';
+  return mayReadSecret(ALERTING_CONFIG_SECRET, secretReaderOf({ organisationContext: ctx, user: principal }));
 }
 
 /** Who a check is counted against: the member (platform administrators outside the organisation by organisation). */

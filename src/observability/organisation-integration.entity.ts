@@ -16,8 +16,14 @@ export class OrganisationIntegrationEntity {
   @Column({ type: 'text' }) type: OrganisationIntegrationType;
   @Column({ type: 'text' }) displayName: string;
   @Column({ type: 'boolean', default: false }) enabled: boolean;
+  /** The public settings of `config` (INTEGRATION_CONFIG_PUBLIC_KEYS); the other values are in secretConfigCiphertext. */
   @Column({ type: 'jsonb', default: () => `'{}'` }) config: OrganisationIntegrationConfig;
+  /** SecretBox envelope of the secret values of `config` (JSON), bound to the integration (integrationConfigContext). */
+  @Column({ type: 'text', nullable: true }) secretConfigCiphertext: string | null;
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;
   @VersionColumn() version: number;
 }
+
+/** SecretBox context of an integration's secret config values. */
+export const integrationConfigContext = (identity: string) => `organisation-integration-config:${identity}`;

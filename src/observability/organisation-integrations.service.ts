@@ -1,32 +1,88 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { Injectable, NotFoundException } from '@nestjs/common';
+import { Injectable, Logger, NotFoundException, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
+import { SecretBox } from '../common/secret-box';
+import { keepStoredSecret, SECRET_PLACEHOLDER } from '../common/secret-fields';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import {
   ClusterUsingIntegration,
   INTEGRATION_CONFIG_MAX_KEY,
   INTEGRATION_CONFIG_MAX_KEYS,
   INTEGRATION_CONFIG_MAX_VALUE,
+  INTEGRATION_CONFIG_PUBLIC_KEYS,
+  INTEGRATION_CONFIG_SECRET,
   OrganisationIntegrationResponse,
   UpdateOrganisationIntegrationRequest,
 } from './dto/organisation-integration.dto';
-import { OrganisationIntegrationEntity, OrganisationIntegrationType } from './organisation-integration.entity';
+import { integrationConfigContext, OrganisationIntegrationConfig, OrganisationIntegrationEntity, OrganisationIntegrationType } from './organisation-integration.entity';
 
 export const DEFAULT_INTEGRATION_DISPLAY_NAME = 'Alerting';
 
+const isPublicKey = (k: string) => (INTEGRATION_CONFIG_PUBLIC_KEYS as readonly string[]).includes(k);
+
 @Injectable()
-export class OrganisationIntegrationsService {
+export class OrganisationIntegrationsService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('OrganisationIntegrations');
+
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
+    private readonly secrets: SecretBox,
+    private readonly dataSource: DataSource,
   ) {}
 
   private get repo() {
     return this.txHost.tx.getRepository(OrganisationIntegrationEntity);
+  }
+
+  /** The whole config: public settings in clear, the other values opened from their envelope. */
+  private fullConfig(i: OrganisationIntegrationEntity): OrganisationIntegrationConfig {
+    const sealed = i.secretConfigCiphertext
+      ? (JSON.parse(this.secrets.open(i.secretConfigCiphertext, integrationConfigContext(i.identity))) as OrganisationIntegrationConfig)
+      : {};
+    return { ...(i.config ?? {}), ...sealed };
+  }
+
+  /** Splits a config into what is stored in clear (public settings) and the sealed rest (null when there is none). */
+  private seal(identity: string, config: OrganisationIntegrationConfig): { config: OrganisationIntegrationConfig; secretConfigCiphertext: string | null } {
+    const open = Object.fromEntries(Object.entries(config).filter(([k]) => isPublicKey(k)));
+    const secret = Object.fromEntries(Object.entries(config).filter(([k]) => !isPublicKey(k)));
+    return {
+      config: open,
+      secretConfigCiphertext: Object.keys(secret).length ? this.secrets.seal(JSON.stringify(secret), integrationConfigContext(identity)) : null,
+    };
+  }
+
+  /**
+   * Integrations stored before their secret values were sealed hold them in `config`: they are sealed once at start
+   * (idempotent; replicas starting together seal each row once, the row lock deciding).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const rows: { id: string; identity: string; config: OrganisationIntegrationConfig; secret_config_ciphertext: string | null }[] =
+      await this.dataSource.query(
+        `SELECT id, identity, config, secret_config_ciphertext FROM organisation_integrations
+          WHERE EXISTS (SELECT 1 FROM jsonb_object_keys(config) k WHERE NOT (k = ANY($1::text[])))`,
+        [INTEGRATION_CONFIG_PUBLIC_KEYS],
+      );
+    for (const row of rows) {
+      await this.dataSource.transaction(async (tx) => {
+        const [locked] = await tx.query(`SELECT config, secret_config_ciphertext FROM organisation_integrations WHERE id = $1 FOR UPDATE`, [row.id]);
+        if (!locked || Object.keys(locked.config).every(isPublicKey)) return;
+        const entity = { identity: row.identity, config: locked.config, secretConfigCiphertext: locked.secret_config_ciphertext } as OrganisationIntegrationEntity;
+        const sealed = this.seal(row.identity, this.fullConfig(entity));
+        await tx.query(`UPDATE organisation_integrations SET config = $2::jsonb, secret_config_ciphertext = $3 WHERE id = $1`, [
+          row.id,
+          JSON.stringify(sealed.config),
+          sealed.secretConfigCiphertext,
+        ]);
+      });
+    }
+    if (rows.length) this.logger.log(`Sealed the secret config values of ${rows.length} organisation integrations stored in clear`);
   }
 
   /**
@@ -56,7 +112,8 @@ export class OrganisationIntegrationsService {
       type: i.type,
       displayName: i.displayName,
       enabled: i.enabled,
-      config: i.config ?? {},
+      // Answered whole; SecretResponseInterceptor shows the secret values as the caller may see them.
+      config: this.fullConfig(i),
       createdAt: i.createdAt.toISOString(),
       modifiedAt: i.modifiedAt.toISOString(),
       clustersUsingIntegration: await this.clustersUsing(i.organisationId, i.type),
@@ -88,22 +145,31 @@ export class OrganisationIntegrationsService {
       .where('i.organisation_id = :org AND i.identity = :identity', { org: org.id, identity })
       .getOne();
     if (!current) throw new NotFoundException(`Integration ${identity} not found in organisation '${org.slug}'.`);
+    const currentConfig = this.fullConfig(current);
+    let config = currentConfig;
+    if (body.config !== undefined) {
+      // A value sent back as the placeholder keeps the stored one.
+      const kept = keepStoredSecret(INTEGRATION_CONFIG_SECRET, 'config', { ...body.config }, currentConfig);
+      if (kept.missing.length)
+        throw new ValidationFailedException(
+          kept.missing.map((field) => ({ field, message: `${field} is ${SECRET_PLACEHOLDER} but no value is stored there; send the value` })),
+        );
+      config = kept.value;
+    }
     const next = {
       displayName: body.displayName !== undefined ? body.displayName.trim() || body.displayName : current.displayName,
       enabled: body.enabled ?? current.enabled,
-      config: body.config !== undefined ? { ...body.config } : current.config,
+      config,
     };
     const details: Record<string, { old: unknown; new: unknown }> = {};
     if (next.displayName !== current.displayName) details.displayName = { old: current.displayName, new: next.displayName };
     if (next.enabled !== current.enabled) details.enabled = { old: current.enabled, new: next.enabled };
-    if (JSON.stringify(sorted(next.config)) !== JSON.stringify(sorted(current.config))) {
-      // Values may hold credentials of the alerting product: the audit names the keys only.
-      details.config = { old: redactedMap(current.config), new: redactedMap(next.config) };
-    }
+    // The audit service shows the secret values of `config` as [redacted] (its declaration), the public settings as they are.
+    if (JSON.stringify(sorted(next.config)) !== JSON.stringify(sorted(currentConfig))) details.config = { old: currentConfig, new: next.config };
     if (Object.keys(details).length > 0) {
       current.displayName = next.displayName;
       current.enabled = next.enabled;
-      current.config = next.config;
+      Object.assign(current, this.seal(current.identity, next.config));
       current.modifiedAt = this.clock.now();
       await this.repo.save(current);
     }
@@ -135,7 +201,4 @@ export class OrganisationIntegrationsService {
 
 function sorted(m: Record<string, string>): [string, string][] {
   return Object.entries(m ?? {}).sort(([a], [b]) => a.localeCompare(b));
-}
-function redactedMap(m: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.keys(m ?? {}).sort().map((k) => [k, '[redacted]']));
 }

@@ -59,13 +59,18 @@ export class OrganisationsController {
     summary: "Change an organisation's details (ADMIN); renaming keeps the slug",
     description:
       'Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. ' +
-      'A vatNumber must be a valid VAT number (400). Audited.',
-    errors: NOT_MEMBER_REFUSED,
+      'A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform ' +
+      'administrator changes it (here as a member, or with PATCH /admin/v1/orgs/{organisationIdentity}). Audited.',
+    errors: `${NOT_MEMBER_REFUSED} 403 when a caller who is not a platform administrator changes organisationType.`,
   })
   @ApiOkResponse({ type: OrganisationResponse })
   @ApiStandardErrors()
-  async update(@OrgContext() ctx: OrganisationContext, @Body() body: UpdateOrganisationRequest): Promise<OrganisationResponse> {
-    return this.organisations.toResponse(await this.organisations.update(ctx.organisation.id, body));
+  async update(
+    @OrgContext() ctx: OrganisationContext,
+    @CurrentPrincipal() p: Principal,
+    @Body() body: UpdateOrganisationRequest,
+  ): Promise<OrganisationResponse> {
+    return this.organisations.toResponse(await this.organisations.update(ctx.organisation.id, body, p.user));
   }
 
   @Delete('organisations/:organisationIdentity')

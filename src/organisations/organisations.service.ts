@@ -18,6 +18,7 @@ import {
   QuotaResponse,
   UpdateOrganisationRequest,
   AdminOrganisationResponse,
+  AdminUpdateOrganisationRequest,
 } from './dto/organisation.dto';
 import { OrganisationMemberEntity } from './organisation-member.entity';
 import { OrganisationEntity, OrganisationType } from './organisation.entity';
@@ -171,8 +172,15 @@ export class OrganisationsService {
     return org;
   }
 
-  async update(organisationId: number, req: UpdateOrganisationRequest): Promise<OrganisationEntity> {
+  /** Changes the details; `organisationType` (which sets the quota) only by a platform administrator. */
+  async update(organisationId: number, req: UpdateOrganisationRequest, caller: { platformAdmin: boolean }): Promise<OrganisationEntity> {
     const org = await this.lock(organisationId);
+    if (req.organisationType !== undefined && req.organisationType !== org.type && !caller.platformAdmin) {
+      throw new ForbiddenException(
+        `organisationType sets the organisation's cluster quota (clustersPerCustomer), so only a platform administrator may change it ` +
+          `(it stays ${org.type}); ask one to change the type.`,
+      );
+    }
     const before = snapshot(org, AUDITED);
     const now = this.clock.now();
     if (req.organisationName !== undefined) org.name = req.organisationName;
@@ -263,10 +271,22 @@ export class OrganisationsService {
     return toPage(rows.map((o) => this.toResponse(o)), total, req, 'A');
   }
 
-  /** The original admin client's AdminOrganisation (slug and emails as plain strings). */
-  async adminView(identity: string): Promise<AdminOrganisationResponse> {
+  /** A platform administrator sets an organisation's type (and with it an untailored quota); answers the admin view. */
+  async adminSetType(identity: string, req: AdminUpdateOrganisationRequest): Promise<AdminOrganisationResponse> {
+    const o = await this.byIdentity(identity);
+    await this.update(o.id, { organisationType: req.organisationType }, { platformAdmin: true });
+    return this.adminView(identity);
+  }
+
+  private async byIdentity(identity: string): Promise<OrganisationEntity> {
     const o = isUuid(identity) ? await this.repo.findOne({ where: { identity } }) : null;
     if (!o) throw new NotFoundException(`Organisation '${identity}' was not found.`);
+    return o;
+  }
+
+  /** The original admin client's AdminOrganisation (slug and emails as plain strings). */
+  async adminView(identity: string): Promise<AdminOrganisationResponse> {
+    const o = await this.byIdentity(identity);
     return {
       id: o.identity,
       identity: o.identity,

@@ -17,6 +17,8 @@ export interface ClaimedDelivery {
   organisation_id: string;
   org_slug: string;
   url: string;
+  /** The whole URL, sealed, when it carries credentials (`url` is then redacted). */
+  url_ciphertext: string | null;
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
@@ -89,7 +91,7 @@ export class WebhookDeliveryClaims {
          FROM claimed c, webhook_subscriptions s, webhook_events e, organisations o
         WHERE d.id = c.id AND s.id = d.subscription_id AND e.id = d.event_id AND o.id = s.organisation_id
        RETURNING d.id, d.identity, d.attempts, d.created_at, d.lease_until, s.id AS subscription_id,
-                 s.identity AS subscription_identity, s.organisation_id, o.slug AS org_slug, s.url, s.secret_ciphertext,
+                 s.identity AS subscription_identity, s.organisation_id, o.slug AS org_slug, s.url, s.url_ciphertext, s.secret_ciphertext,
                  s.previous_secret_ciphertext, s.previous_secret_expires_at, e.identity AS event_identity, e.type, e.source,
                  e.subject, e.data, e.created_at AS event_time`,
       [now, leaseUntil, limit, saturated],

@@ -2,8 +2,10 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
 import type { AuditDetails } from '../audit/audit-event.entity';
+import { ORGANISATION_AUDIT_EVENT_TYPES } from '../audit/audit-event-types';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
+import { redactForRecord } from '../common/secret-fields';
 
 /** Events that exist for webhooks only, beside every audit event type of the organisation. */
 export const WEBHOOK_ONLY_EVENT_TYPES = [
@@ -13,6 +15,9 @@ export const WEBHOOK_ONLY_EVENT_TYPES = [
   'ALERT_RESOLVED',
   'WEBHOOK_PING',
 ] as const;
+
+/** Every event type a subscription may name (besides `*`), sorted. */
+export const WEBHOOK_EVENT_TYPES: readonly string[] = [...new Set<string>([...ORGANISATION_AUDIT_EVENT_TYPES, ...WEBHOOK_ONLY_EVENT_TYPES])].sort();
 
 /** What an event says: the organisation-scoped facts of its audit row or activity, never a secret. */
 export interface WebhookEventData {
@@ -81,7 +86,9 @@ export class WebhookOutbox {
         event.type,
         eventSource(event.data.organisation.slug),
         event.subject ?? eventSubject(event.data),
-        JSON.stringify(event.data),
+        // An event body is a record: no secret-named property, whoever enqueues it (audit events come redacted in full,
+        // URLs included; relayed alert annotations keep their links).
+        JSON.stringify(redactForRecord(event.data, { urls: false })),
         now,
         onlySubscriptionId ?? null,
       ],

@@ -5,6 +5,7 @@ import { OutboundPolicy, OutboundPolicyError } from '../common/outbound-policy';
 import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
 import type { ClaimedDelivery } from './webhook-delivery-claims';
+import { webhookUrlContext } from './webhooks.service';
 
 /** What one attempt came to. */
 export interface AttemptOutcome {
@@ -59,8 +60,14 @@ export class WebhookSender {
     } catch {
       return { ok: false, responseCode: null, error: 'The signing secret could not be decrypted; rotate the secret' };
     }
+    let url: string;
     try {
-      const res = await this.outbound.request(row.url, {
+      url = row.url_ciphertext ? this.secrets.open(row.url_ciphertext, webhookUrlContext(row.subscription_identity)) : row.url;
+    } catch {
+      return { ok: false, responseCode: null, error: 'The webhook URL could not be decrypted; set it again' };
+    }
+    try {
+      const res = await this.outbound.request(url, {
         method: 'POST',
         headers: {
           'content-type': 'application/cloudevents+json; charset=utf-8',

@@ -1,7 +1,8 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { ConflictException, Injectable, Logger, NotFoundException, OnApplicationBootstrap } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { randomBytes, randomUUID } from 'crypto';
 import { auditDiff } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
@@ -9,6 +10,9 @@ import { Clock } from '../common/clock';
 import { OutboundPolicy } from '../common/outbound-policy';
 import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
+import { keepStoredSecret, REDACTED, SECRET_PLACEHOLDER } from '../common/secret-fields';
+import { redactUrlSecrets, urlHasSecrets } from '../common/secret-text';
+import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import {
   CreateWebhookRequest,
@@ -16,6 +20,7 @@ import {
   UpdateWebhookRequest,
   WebhookDeliveryResponse,
   WebhookResponse,
+  WEBHOOK_URL_SECRET,
   WebhookWithSecretResponse,
 } from './dto/webhook.dto';
 import { WebhookOutbox } from './webhook-outbox';
@@ -27,7 +32,9 @@ interface SubscriptionRow {
   id: string;
   identity: string;
   organisation_id: string;
+  /** The URL, or with its credentials redacted when it has any (then the whole URL is in url_ciphertext). */
   url: string;
+  url_ciphertext: string | null;
   description: string;
   event_types: string[];
   enabled: boolean;
@@ -63,9 +70,14 @@ const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 /** A fresh signing secret in the Standard Webhooks format: `whsec_` + base64 of 32 random bytes. */
 export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
+/** SecretBox context of a subscription's URL (when it carries credentials). */
+export const webhookUrlContext = (identity: string) => `webhook-url:${identity}`;
+
 /** Webhook subscriptions of an organisation (ADMIN; audited) and their deliveries. */
 @Injectable()
-export class WebhooksService {
+export class WebhooksService implements OnApplicationBootstrap {
+  private readonly logger = new Logger('Webhooks');
+
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
@@ -73,7 +85,39 @@ export class WebhooksService {
     private readonly secrets: SecretBox,
     private readonly outbound: OutboundPolicy,
     private readonly outbox: WebhookOutbox,
+    private readonly dataSource: DataSource,
   ) {}
+
+  /** How a URL is stored: in clear when it has no credentials, else redacted with the whole URL sealed. */
+  private storedUrl(identity: string, url: string): { url: string; ciphertext: string | null } {
+    return urlHasSecrets(url) ? { url: redactUrlSecrets(url, REDACTED), ciphertext: this.secrets.seal(url, webhookUrlContext(identity)) } : { url, ciphertext: null };
+  }
+
+  /** The whole URL of a subscription. */
+  private fullUrl(r: Pick<SubscriptionRow, 'identity' | 'url' | 'url_ciphertext'>): string {
+    return r.url_ciphertext ? this.secrets.open(r.url_ciphertext, webhookUrlContext(r.identity)) : r.url;
+  }
+
+  /**
+   * Subscriptions stored before URL credentials were sealed hold them in `url`: they are sealed once at start
+   * (idempotent: a row whose `url` changed meanwhile is left to the next start).
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const rows: { id: string; identity: string; url: string }[] = await this.dataSource.query(
+      `SELECT id, identity, url FROM webhook_subscriptions WHERE url_ciphertext IS NULL AND url ~ '[?#@]'`,
+    );
+    let sealed = 0;
+    for (const row of rows) {
+      if (!urlHasSecrets(row.url)) continue;
+      const stored = this.storedUrl(row.identity, row.url);
+      const [, n] = (await this.dataSource.query(
+        `UPDATE webhook_subscriptions SET url = $3, url_ciphertext = $4 WHERE id = $1 AND url = $2 AND url_ciphertext IS NULL`,
+        [row.id, row.url, stored.url, stored.ciphertext],
+      )) as [unknown, number];
+      sealed += n;
+    }
+    if (sealed) this.logger.log(`Sealed the URL credentials of ${sealed} webhook subscriptions stored in clear`);
+  }
 
   async list(org: OrganisationEntity): Promise<WebhookResponse[]> {
     const rows: SubscriptionRow[] = await this.txHost.tx.query(
@@ -97,11 +141,12 @@ export class WebhooksService {
     }
     const now = this.clock.now();
     const secret = newSigningSecret();
-    const identity = randomUUID(); // known before the insert: the sealed secret is bound to it
+    const identity = randomUUID(); // known before the insert: the sealed secret and URL are bound to it
+    const url = this.storedUrl(identity, req.url);
     const [row]: SubscriptionRow[] = await this.txHost.tx.query(
-      `INSERT INTO webhook_subscriptions (identity, organisation_id, url, description, event_types, enabled, secret_ciphertext, created_by, created_at, modified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING *`,
-      [identity, org.id, req.url, req.description ?? '', req.eventTypes, req.enabled ?? true, this.secrets.seal(secret, identity), createdBy, now],
+      `INSERT INTO webhook_subscriptions (identity, organisation_id, url, url_ciphertext, description, event_types, enabled, secret_ciphertext, created_by, created_at, modified_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING *`,
+      [identity, org.id, url.url, url.ciphertext, req.description ?? '', req.eventTypes, req.enabled ?? true, this.secrets.seal(secret, identity), createdBy, now],
     );
     this.record('WEBHOOK_CREATED', org, row, auditDiff(null, this.audited(row)));
     return { ...this.toResponse(row), secret };
@@ -109,9 +154,19 @@ export class WebhooksService {
 
   async update(org: OrganisationEntity, identity: string, req: UpdateWebhookRequest): Promise<WebhookResponse> {
     const before = await this.find(org, identity, true);
-    if (req.url !== undefined && req.url !== before.url) await this.outbound.assertAllowed('url', req.url);
+    const beforeUrl = this.fullUrl(before);
+    let url = beforeUrl;
+    if (req.url !== undefined) {
+      // The URL as shown redacted, sent back, keeps the stored one.
+      const kept = keepStoredSecret(WEBHOOK_URL_SECRET, 'url', req.url, beforeUrl);
+      if (kept.missing.length) {
+        throw ValidationFailedException.forField('url', `url holds ${SECRET_PLACEHOLDER} but is not the stored URL as shown redacted; send the whole URL`);
+      }
+      url = kept.value;
+      if (url !== beforeUrl) await this.outbound.assertAllowed('url', url);
+    }
     const next = {
-      url: req.url ?? before.url,
+      url,
       description: req.description ?? before.description,
       eventTypes: req.eventTypes ?? before.event_types,
       enabled: req.enabled ?? before.enabled,
@@ -121,14 +176,15 @@ export class WebhooksService {
       this.record('WEBHOOK_UPDATED', org, before, {}); // a no-op update leaves no audit row
       return this.toResponse(before);
     }
+    const stored = next.url === beforeUrl ? { url: before.url, ciphertext: before.url_ciphertext } : this.storedUrl(before.identity, next.url);
     const [[row]]: [SubscriptionRow[], number] = await this.txHost.tx.query(
       `UPDATE webhook_subscriptions
-          SET url = $2, description = $3, event_types = $4, enabled = $5,
+          SET url = $2, url_ciphertext = $7, description = $3, event_types = $4, enabled = $5,
               disabled_reason = CASE WHEN $5 THEN NULL ELSE disabled_reason END,
               failing_since = CASE WHEN $5 AND NOT enabled THEN NULL ELSE failing_since END,
               modified_at = $6
         WHERE id = $1 RETURNING *`,
-      [before.id, next.url, next.description, next.eventTypes, next.enabled, this.clock.now()],
+      [before.id, stored.url, next.description, next.eventTypes, next.enabled, this.clock.now(), stored.ciphertext],
     );
     this.record('WEBHOOK_UPDATED', org, row, details);
     return this.toResponse(row);
@@ -225,8 +281,9 @@ export class WebhooksService {
     return row;
   }
 
+  /** What the audit compares (the audit service redacts the URL's credentials, as its declaration says). */
   private audited(r: SubscriptionRow): Record<string, unknown> {
-    return { url: r.url, description: r.description, eventTypes: r.event_types, enabled: r.enabled };
+    return { url: this.fullUrl(r), description: r.description, eventTypes: r.event_types, enabled: r.enabled };
   }
 
   private record(type: string, org: OrganisationEntity, row: SubscriptionRow, details: ReturnType<typeof auditDiff>): void {
@@ -234,7 +291,7 @@ export class WebhooksService {
       type,
       organisation: { id: org.id, slug: org.slug },
       referencedEntityIdentity: row.identity,
-      subject: row.url,
+      subject: row.url, // stored redacted when it has credentials
       details,
     });
   }
@@ -242,7 +299,8 @@ export class WebhooksService {
   private toResponse(r: SubscriptionRow): WebhookResponse {
     return {
       identity: r.identity,
-      url: r.url,
+      // Whole; SecretResponseInterceptor redacts its credentials for callers below ADMIN and READ_ONLY tokens.
+      url: this.fullUrl(r),
       description: r.description,
       eventTypes: r.event_types,
       enabled: r.enabled,

@@ -194,7 +194,7 @@ export interface paths {
         };
         /**
          * The cluster's API endpoint, CA certificate and OIDC client
-         * @description Available once the control plane is provisioned (409 before). VIEWER callers get `clientSecret` redacted. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         * @description Available once the control plane is provisioned (409 before). VIEWERs, READ_ONLY tokens and platform administrators outside the organisation get `clientSecret` as `<secret>`. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
          */
         get: operations["ClusterAccessController_oidcConfig"];
         put?: never;
@@ -214,7 +214,7 @@ export interface paths {
         };
         /**
          * A kubeconfig for the cluster that logs in with OIDC (kubectl oidc-login exec plugin)
-         * @description YAML with the cluster's server and CA (certificate-authority-data) and a user running `kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. It carries the OIDC client secret, which VIEWER callers may not see. Needs the MEMBER role or above in the organisation. 409 before the control plane is provisioned.
+         * @description YAML with the cluster's server and CA (certificate-authority-data) and a user running `kubectl oidc-login get-token --oidc-issuer-url=... --oidc-client-id=... --oidc-client-secret=...`. It carries the OIDC client secret, so it needs a credential that may read it: a MEMBER or above, not through a READ_ONLY token. Needs the MEMBER role or above in the organisation. 403 for a READ_ONLY token (the kubeconfig carries the OIDC client secret). 409 before the control plane is provisioned.
          */
         get: operations["ClusterAccessController_kubeconfig"];
         put?: never;
@@ -1784,7 +1784,7 @@ export interface paths {
         head?: never;
         /**
          * Change an organisation's details (ADMIN); renaming keeps the slug
-         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. A caller who is not a member of the organisation gets 403.
+         * @description Changes the details of the organisation; only the given fields change, and a new name keeps the slug and so every URL. A vatNumber must be a valid VAT number (400). `organisationType` sets the cluster quota, so only a platform administrator changes it (here as a member, or with PATCH /admin/v1/orgs/{organisationIdentity}). Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. A caller who is not a member of the organisation gets 403. 403 when a caller who is not a platform administrator changes organisationType.
          */
         patch: operations["OrganisationsController_update"];
         trace?: never;
@@ -1974,7 +1974,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Set an organisation's type (platform administrators), which sets its cluster quota
+         * @description The type sets the cluster quota (clustersPerCustomer follows it while it holds the old type's default), so only a platform administrator changes it, member or not. Answers the organisation in the admin client shape. Audited as ORGANISATION_UPDATED. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when no organisation has this identity.
+         */
+        patch: operations["OrganisationsAdminController_setType"];
         trace?: never;
     };
     "/api/v1/orgs/{organisationSlug}/audit-events": {
@@ -2699,7 +2703,7 @@ export interface components {
         };
         CreateClusterRequest: {
             /**
-             * @description The slug is derived from it, unique per environment
+             * @description The slug is derived from it, unique per environment. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example web
              */
             name: string;
@@ -2787,7 +2791,7 @@ export interface components {
         };
         MaintenanceExclusionRequest: {
             /**
-             * @description Named in the activity when an upgrade moves because of it
+             * @description Named in the activity when an upgrade moves because of it. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Year-end freeze
              */
             name: string;
@@ -2815,7 +2819,7 @@ export interface components {
             identity: string;
         };
         UpdateClusterRequest: {
-            /** @description Display name; the slug (and the URL) stay as created */
+            /** @description Display name; the slug (and the URL) stay as created. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
             name?: string;
             description?: string | null;
             /**
@@ -3078,8 +3082,8 @@ export interface components {
              */
             clientId: string;
             /**
-             * @description The OIDC client secret; `[redacted]` for VIEWER callers (MEMBER and above see it)
-             * @example [redacted]
+             * @description The OIDC client secret. Secret: sealed at rest, answered to MEMBER and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
+             * @example <secret>
              */
             clientSecret: string;
             /**
@@ -3277,7 +3281,7 @@ export interface components {
             loggingPushUrl: string;
         };
         AlertingConfigurationResponse: {
-            /** @description Alert-manager configuration YAML; empty string when none is configured */
+            /** @description Alert-manager configuration YAML; empty string when none is configured. The credentials in this Alertmanager configuration are secret: sealed at rest, answered to MEMBER and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`. */
             alertingConfig: string;
             ruleFiles: {
                 [key: string]: string;
@@ -3288,7 +3292,7 @@ export interface components {
         };
         AlertingConfigurationRequest: {
             /**
-             * @description Alert-manager configuration (YAML): top-level `route` (mapping with `receiver`) and `receivers` (non-empty list, each with `name`; every route receiver must name one). Empty or absent: no alert-manager configuration.
+             * @description Alert-manager configuration (YAML): top-level `route` (mapping with `receiver`) and `receivers` (non-empty list, each with `name`; every route receiver must name one). Empty or absent: no alert-manager configuration. The credentials in this Alertmanager configuration are secret: sealed at rest, answered to MEMBER and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
              * @example route:
              *       receiver: team
              *     receivers:
@@ -3344,7 +3348,7 @@ export interface components {
             errors: components["schemas"]["AlertingProblemDto"][];
         };
         AlertWebhookTokenResponse: {
-            /** @description The tenant webhook token; shown this once, only its SHA-256 is stored. A new call replaces it. */
+            /** @description The tenant webhook token; only its SHA-256 is stored. A new call replaces it. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
             token: string;
             /**
              * @description Path of the webhook on this service; send `Authorization: Bearer <token>` (or `X-Alert-Token: <token>`)
@@ -3462,6 +3466,7 @@ export interface components {
             type: "alerting";
             displayName: string;
             enabled: boolean;
+            /** @description The values of this map are secret (except under channel, region, site, team, environment, priority, tags): sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`. */
             config: {
                 [key: string]: string;
             };
@@ -3497,7 +3502,7 @@ export interface components {
             url: string;
         };
         CreateDashboardIntegrationRequest: {
-            /** @description API token of the dashboard; write-only, stored encrypted, never returned */
+            /** @description API token of the dashboard. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             apiToken: string;
             /**
              * @description Prefix of the data sources the service manages
@@ -3505,7 +3510,7 @@ export interface components {
              */
             datasourcePrefix?: string;
             /**
-             * @description Its slug (unique in the organisation) is derived from it
+             * @description Its slug (unique in the organisation) is derived from it. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Team dashboards
              */
             name: string;
@@ -3522,10 +3527,13 @@ export interface components {
              * @description Must equal the identity in the path
              */
             organisationIntegrationIdentity: string;
-            /** @example Alerting */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Alerting
+             */
             displayName?: string;
             enabled?: boolean;
-            /** @description String map replacing the configuration; at most 50 keys of up to 128 characters, values up to 4096 */
+            /** @description String map replacing the configuration; at most 50 keys of up to 128 characters, values up to 4096. The values of this map are secret (except under channel, region, site, team, environment, priority, tags): sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`. */
             config?: {
                 [key: string]: string;
             };
@@ -3591,7 +3599,10 @@ export interface components {
             resolved: number;
         };
         SilenceMatcherDto: {
-            /** @example alertname */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example alertname
+             */
             name: string;
             /**
              * @description A literal value, or a regular expression matching the whole label value
@@ -3681,7 +3692,7 @@ export interface components {
         };
         CreateEnvironmentRequest: {
             /**
-             * @description The slug is derived from it once, at creation
+             * @description The slug is derived from it once, at creation. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example production
              */
             name: string;
@@ -3697,7 +3708,7 @@ export interface components {
         };
         UpdateEnvironmentRequest: {
             /**
-             * @description Renaming does not change the slug
+             * @description Renaming does not change the slug. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example production-eu
              */
             name?: string;
@@ -3842,7 +3853,10 @@ export interface components {
              * @example platform-1-default
              */
             cloudProfile: string;
-            /** @example Production account */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Production account
+             */
             displayName: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
@@ -3856,7 +3870,10 @@ export interface components {
             };
         };
         UpdateCloudAccountRequest: {
-            /** @example Production account (EU) */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Production account (EU)
+             */
             displayName?: string;
             /** @example true */
             enabled?: boolean;
@@ -3890,14 +3907,20 @@ export interface components {
             };
         };
         Platform1Secret: {
-            /** @example AKIAIOSFODNN7EXAMPLE */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example AKIAIOSFODNN7EXAMPLE
+             */
             accessKeyId: string;
-            /** @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
+             */
             accessKeySecret: string;
         };
         Platform1CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -3911,7 +3934,7 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Access key pair (write-only) */
+            /** @description Access key pair (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["Platform1Secret"];
         };
         Platform2Secret: {
@@ -3921,7 +3944,7 @@ export interface components {
              */
             clientId: string;
             /**
-             * @description Client secret of the service principal
+             * @description Client secret of the service principal. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example xYz~secret
              */
             clientSecret: string;
@@ -3938,7 +3961,7 @@ export interface components {
         };
         Platform2CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -3952,19 +3975,19 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Service principal: client id/secret, tenant and subscription (write-only) */
+            /** @description Service principal: client id/secret, tenant and subscription (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["Platform2Secret"];
         };
         ApiTokenSecret: {
             /**
-             * @description API token
+             * @description API token. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example dop_v1_0123456789abcdef
              */
             apiToken: string;
         };
         Platform3CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -3978,18 +4001,24 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description API token (write-only) */
+            /** @description API token (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["ApiTokenSecret"];
         };
         Platform4Secret: {
-            /** @example EXO0123456789abcdef */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example EXO0123456789abcdef
+             */
             apiKey: string;
-            /** @example secret */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example secret
+             */
             apiSecret: string;
         };
         Platform4CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -4003,19 +4032,19 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description API key and secret (write-only) */
+            /** @description API key and secret (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["Platform4Secret"];
         };
         Platform5Secret: {
             /**
-             * @description The service account key file (JSON) as a string; must contain client_email and private_key
+             * @description The service account key file (JSON) as a string; must contain client_email and private_key. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example {"type":"service_account","client_email":"deployer@project.iam.example","private_key":"-----BEGIN PRIVATE KEY-----..."}
              */
             serviceAccountKey: string;
         };
         Platform5CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -4029,12 +4058,12 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Service account key (write-only) */
+            /** @description Service account key (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["Platform5Secret"];
         };
         Platform6CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -4048,15 +4077,24 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description API token (write-only) */
+            /** @description API token (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["ApiTokenSecret"];
         };
         Platform7Secret: {
-            /** @example appkey123 */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example appkey123
+             */
             applicationKey: string;
-            /** @example appsecret456 */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example appsecret456
+             */
             applicationSecret: string;
-            /** @example consumerkey789 */
+            /**
+             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example consumerkey789
+             */
             consumerKey: string;
             /**
              * @description Project (tenant) id
@@ -4066,7 +4104,7 @@ export interface components {
         };
         Platform7CredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -4080,12 +4118,12 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Application key/secret, consumer key and project (write-only) */
+            /** @description Application key/secret, consumer key and project (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             credentials: components["schemas"]["Platform7Secret"];
         };
         NoSecretCredentialsRequest: {
             /**
-             * @description Defaults to '<platform> credentials'
+             * @description Defaults to '<platform> credentials'. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example ci deployer
              */
             displayName?: string;
@@ -4152,7 +4190,10 @@ export interface components {
             duration: number;
         };
         CreateMaintenanceScheduleRequest: {
-            /** @example Weekly Tuesday night */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Weekly Tuesday night
+             */
             name: string;
             /** @description Windows must not overlap (including the wrap from Sunday into Monday) */
             windows: components["schemas"]["MaintenanceWindowRequest"][];
@@ -4169,7 +4210,10 @@ export interface components {
             exclusions?: components["schemas"]["MaintenanceExclusionRequest"][];
         };
         UpdateMaintenanceScheduleRequest: {
-            /** @example Weekly Tuesday night */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Weekly Tuesday night
+             */
             name?: string;
             /** @description Replaces every window */
             windows?: components["schemas"]["MaintenanceWindowRequest"][];
@@ -4321,12 +4365,15 @@ export interface components {
              * @description Identity of the owning user
              */
             subject: string;
-            /** @description The token value: only in the provision response, null afterwards */
+            /** @description The token value: only in the provision response, null afterwards. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`. */
             token: string | null;
             type: components["schemas"]["PersonalAccessTokenTypeDto"];
         };
         ProvisionPersonalAccessTokenRequest: {
-            /** @example ci-pipeline */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example ci-pipeline
+             */
             name?: string;
             /** @description Defaults to {"name":"FULL_ACCESS"} */
             type?: components["schemas"]["PersonalAccessTokenTypeDto"];
@@ -4531,11 +4578,14 @@ export interface components {
             acceptedAgreements: components["schemas"]["AgreementDto"][];
             /** @example Main Street 1, 1000 AA Amsterdam */
             companyAddress?: string;
-            /** @example Acme B.V. */
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Acme B.V.
+             */
             companyName?: string;
             contactEmail: components["schemas"]["EmailDto"];
             /**
-             * @description The slug is derived from it and never changes
+             * @description The slug is derived from it and never changes. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Acme
              */
             organisationName: string;
@@ -4589,7 +4639,7 @@ export interface components {
             /** @description null removes it */
             billingEmail?: components["schemas"]["EmailDto"] | null;
             contactEmail?: components["schemas"]["EmailDto"];
-            /** @description Renames the organisation; the slug stays */
+            /** @description Renames the organisation; the slug stays. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
             organisationName?: string;
             /** @enum {string} */
             organisationType?: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
@@ -4664,7 +4714,7 @@ export interface components {
              * @enum {string}
              */
             role?: "VIEWER" | "MEMBER" | "ADMIN" | "OWNER";
-            /** @description The user to add, by username (or give email) */
+            /** @description The user to add, by username (or give email). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
             username?: string;
         };
         UpdateMemberRequest: {
@@ -4725,6 +4775,14 @@ export interface components {
             /** Format: date-time */
             acceptedTermsAt: string | null;
             restrictedToAvailableCloudProviders: boolean;
+        };
+        AdminUpdateOrganisationRequest: {
+            /**
+             * @description The quota follows the type while it holds the old type's default
+             * @example ENTERPRISE
+             * @enum {string}
+             */
+            organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
         AuditEventResponse: {
             /**
@@ -4855,7 +4913,10 @@ export interface components {
         WebhookResponse: {
             /** Format: uuid */
             identity: string;
-            /** @example https://hooks.example.com/cluster-events */
+            /**
+             * @description The userinfo, query values and fragment of this URL are secret: sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
+             * @example https://hooks.example.com/cluster-events
+             */
             url: string;
             /** @example Upgrade announcements to the platform channel */
             description: string;
@@ -4889,7 +4950,7 @@ export interface components {
         };
         CreateWebhookRequest: {
             /**
-             * @description http or https; must not point to an internal address (checked now and again at every delivery)
+             * @description http or https; must not point to an internal address (checked now and again at every delivery). The userinfo, query values and fragment of this URL are secret: sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
              * @example https://hooks.example.com/cluster-events
              */
             url: string;
@@ -4899,13 +4960,13 @@ export interface components {
              */
             description?: string;
             /**
-             * @description Event types to deliver, or ["*"] for all. Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode).
+             * @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode).
              * @example [
              *       "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED",
              *       "CLUSTER_STATUS_CHANGED"
              *     ]
              */
-            eventTypes: string[];
+            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /**
              * @description false keeps the subscription but delivers nothing (events are not recorded for it)
              * @default true
@@ -4915,7 +4976,10 @@ export interface components {
         WebhookWithSecretResponse: {
             /** Format: uuid */
             identity: string;
-            /** @example https://hooks.example.com/cluster-events */
+            /**
+             * @description The userinfo, query values and fragment of this URL are secret: sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
+             * @example https://hooks.example.com/cluster-events
+             */
             url: string;
             /** @example Upgrade announcements to the platform channel */
             description: string;
@@ -4947,17 +5011,20 @@ export interface components {
             /** Format: date-time */
             modifiedAt: string;
             /**
-             * @description The signing secret (Standard Webhooks format). Shown only in this answer; store it now.
+             * @description The signing secret (Standard Webhooks format). Store it now. Secret: stored only sealed or as a hash, answered once, to the caller whose request made it, and never again; audit, activity, webhook events and logs show `[redacted]`.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret: string;
         };
         UpdateWebhookRequest: {
-            /** @example https://hooks.example.com/cluster-events */
+            /**
+             * @description The userinfo, query values and fragment of this URL are secret: sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
+             * @example https://hooks.example.com/cluster-events
+             */
             url?: string;
             description?: string;
-            /** @description Event types to deliver, or ["*"] for all. Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
-            eventTypes?: string[];
+            /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
+            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /** @description true re-enables a subscription the service disabled after 3 days of failures */
             enabled?: boolean;
         };
@@ -20179,6 +20246,137 @@ export interface operations {
             };
             /** @description Resource not found */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    OrganisationsAdminController_setType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                organisationIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUpdateOrganisationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganisationResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -165,7 +165,7 @@ describe('bring-your-own-node clusters', () => {
     const [audit] = await t.db.query(`SELECT actor_username, cluster_node_pool_name, details FROM audit_events WHERE type = 'NODE_POOL_JOIN_CONFIG_CREATED'`);
     expect(audit.actor_username).toBe(f.users.member.username);
     expect(audit.cluster_node_pool_name).toBe('workers');
-    expect(audit.details.joinToken).toEqual({ old: null, new: row.identity });
+    expect(audit.details.joinTokenIdentity).toEqual({ old: null, new: row.identity });
   });
 
   it('registers two nodes with the token: the pool lists them, is DONE and counts them in compute', async () => {

@@ -40,7 +40,7 @@ describe('cluster OIDC configuration and kubeconfig', () => {
     expect(res.status).toBe(409);
   });
 
-  it('answers endpoint, a real self-signed CA, the client and the issuer once provisioned; VIEWER gets the secret redacted', async () => {
+  it('answers endpoint, a real self-signed CA, the client and the issuer once provisioned; VIEWER gets the secret as <secret>', async () => {
     await settle(t);
     const [cluster] = await t.db.query(`SELECT identity, status FROM clusters WHERE slug = 'web' AND organisation_id = $1`, [f.orgId]);
     expect(cluster.status).toBe('started');
@@ -61,7 +61,7 @@ describe('cluster OIDC configuration and kubeconfig', () => {
 
     const viewer = await t.as(f.users.viewer.token).get(`${web}/oidc-config`);
     expect(viewer.status).toBe(200);
-    expect(viewer.body).toEqual({ ...member.body, clientSecret: '[redacted]' });
+    expect(viewer.body).toEqual({ ...member.body, clientSecret: '<secret>' });
     const admin = await t.as(f.users.owner.token).get(`${web}/oidc-config`);
     expect(admin.body.clientSecret).toBe(member.body.clientSecret);
     expect((await t.as(f.users.outsider.token).get(`${web}/oidc-config`)).status).toBe(403);
@@ -111,5 +111,19 @@ describe('cluster OIDC configuration and kubeconfig', () => {
 
     expect((await t.as(f.users.viewer.token).get(`${web}/kubeconfig`)).status).toBe(403);
     expect((await t.as(f.users.member.token).get(`${clustersPath(f)}/nope/kubeconfig`)).status).toBe(404);
+  });
+
+  it('keeps the client secret from READ_ONLY tokens: <secret> in the OIDC configuration, 403 naming why for the kubeconfig', async () => {
+    const full = (await t.as(f.users.owner.token).get(`${web}/oidc-config`)).body;
+    const ro = await t.as(f.users.owner.token).post('/sts/v1/personal-access-tokens').send({ name: 'ro', type: { name: 'READ_ONLY' } });
+    expect(ro.status).toBe(200);
+    const oidc = await t.as(ro.body.token).get(`${web}/oidc-config`);
+    expect(oidc.status).toBe(200);
+    expect(oidc.body).toEqual({ ...full, clientSecret: '<secret>' });
+    const kube = await t.as(ro.body.token).get(`${web}/kubeconfig`);
+    expect(kube.status).toBe(403);
+    expectErrorBody(kube.body, 403);
+    expect(kube.body.message).toMatch(/OIDC client secret.*FULL_ACCESS/);
+    expect(kube.text).not.toContain(full.clientSecret);
   });
 });

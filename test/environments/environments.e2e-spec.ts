@@ -313,6 +313,40 @@ describe('environments', () => {
       expect(audit[2].details.kubernetesRole).toEqual({ old: 'NONE', new: 'VIEW' });
     });
 
+    it('re-posting a member with the role it already has writes nothing: no audit row, activity entry or webhook event', async () => {
+      const admin = t.as(org.users.ADMIN.token);
+      const target = org.memberIdentity.MEMBER;
+      // A subscription to every event, so a webhook event would be recorded if one were emitted.
+      const hook = await admin.post(`/api/v1/orgs/${org.slug}/webhooks`).send({ url: 'http://127.0.0.1:9/env-members', eventTypes: ['*'] });
+      expect(hook.status).toBe(200);
+      expect((await admin.post(`${env}/${target}`).send({ kubernetesRole: 'EDIT' })).status).toBe(200);
+      const count = async () => {
+        const [row] = await t.db.query(
+          `SELECT (SELECT count(*)::int FROM audit_events WHERE organisation_id = $1) AS audit,
+                  (SELECT count(*)::int FROM activity_events WHERE organisation_id = $1) AS activity,
+                  (SELECT count(*)::int FROM webhook_events WHERE organisation_id = $1) AS events`,
+          [org.id],
+        );
+        return row;
+      };
+      const before = await count();
+      expect(before.events).toBeGreaterThan(0);
+      for (let i = 0; i < 3; i++) {
+        const again = await admin.post(`${env}/${target}`).send({ kubernetesRole: 'EDIT' });
+        expect(again.status).toBe(200);
+        expect(again.body.find((m: { memberIdentity: string }) => m.memberIdentity === target).kubernetesRole).toBe('EDIT');
+      }
+      expect(await count()).toEqual(before);
+      // Pinning the role a member already inherits is a change (the override now exists): recorded once, as that.
+      const viewer = org.memberIdentity.VIEWER;
+      expect((await admin.post(`${env}/${viewer}`).send({ kubernetesRole: 'VIEW' })).status).toBe(200);
+      const [pinned] = await t.db.query(`SELECT details FROM audit_events WHERE referenced_entity_identity = $1 ORDER BY id DESC LIMIT 1`, [viewer]);
+      expect(pinned.details).toEqual({ override: { old: null, new: 'VIEW' } });
+      await admin.delete(`${env}/${viewer}`).expect(204);
+      await admin.delete(`${env}/${target}`).expect(204);
+      await admin.delete(`/api/v1/orgs/${org.slug}/webhooks/${hook.body.identity}`).expect(204);
+    });
+
     it('validates the member and the role', async () => {
       const admin = t.as(org.users.ADMIN.token);
       const unknown = await admin.post(`${env}/00000000-0000-4000-8000-000000000000`).send({ kubernetesRole: 'EDIT' });

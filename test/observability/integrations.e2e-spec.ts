@@ -270,11 +270,42 @@ describe('dashboard and organisation integrations', () => {
       expect(audit.details).toEqual({
         displayName: { old: 'Alerting', new: 'Team alerting' },
         enabled: { old: false, new: true },
-        config: { old: {}, new: { apiKey: '[redacted]', channel: '[redacted]' } },
+        config: { old: {}, new: { apiKey: '[redacted]', channel: '#ops' } },
       });
       // partial update keeps the other fields
       const partial = await as('OWNER').patch(`${base()}/${identity}`).send({ organisationIntegrationIdentity: identity, enabled: false });
       expect(partial.body).toMatchObject({ displayName: 'Team alerting', enabled: false, config: { channel: '#ops' } });
+    });
+
+    it('seals the secret config values at rest and shows them to ADMIN and above only (not to READ_ONLY tokens)', async () => {
+      const [row] = await t.db.query(`SELECT config, secret_config_ciphertext FROM organisation_integrations WHERE identity = $1`, [identity]);
+      expect(row.config).toEqual({ channel: '#ops' });
+      expect(row.secret_config_ciphertext).toMatch(/^v1\./);
+      expect(JSON.stringify(row)).not.toContain('k-secret');
+      for (const role of ['OWNER', 'ADMIN'] as const) expect((await as(role).get(base())).body[0].config).toEqual({ channel: '#ops', apiKey: 'k-secret' });
+      for (const role of ['MEMBER', 'VIEWER'] as const) expect((await as(role).get(base())).body[0].config).toEqual({ channel: '#ops', apiKey: '<secret>' });
+      const ro = await as('OWNER').post('/sts/v1/personal-access-tokens').send({ name: 'ro', type: { name: 'READ_ONLY' } });
+      expect((await t.as(ro.body.token).get(base())).body[0].config).toEqual({ channel: '#ops', apiKey: '<secret>' });
+    });
+
+    it('keeps a stored secret value sent back as <secret>; a placeholder for a key with no stored value is 400', async () => {
+      const kept = await as('ADMIN')
+        .patch(`${base()}/${identity}`)
+        .send({ organisationIntegrationIdentity: identity, config: { channel: '#alerts', apiKey: '<secret>' } });
+      expect(kept.status).toBe(200);
+      expect(kept.body.config).toEqual({ channel: '#alerts', apiKey: 'k-secret' });
+      const before = await auditCount(t);
+      const orphan = await as('ADMIN')
+        .patch(`${base()}/${identity}`)
+        .send({ organisationIntegrationIdentity: identity, config: { channel: '#alerts', apiKey: '<secret>', token: '<secret>' } });
+      expect(orphan.status).toBe(400);
+      expectErrorBody(orphan.body, 400);
+      expect(orphan.body.errors).toEqual([{ field: 'config.token', message: expect.stringMatching(/<secret> but no value is stored/) }]);
+      expect(await auditCount(t)).toBe(before);
+      const reset = await as('ADMIN')
+        .patch(`${base()}/${identity}`)
+        .send({ organisationIntegrationIdentity: identity, config: { channel: '#ops', apiKey: 'k-secret' } });
+      expect(reset.status).toBe(200);
     });
 
     it.each([

@@ -198,6 +198,26 @@ describe('observability tenants and alerting configuration', () => {
     expect(orphan.body.errors[0].field).toBe('alertingConfig.receivers.1.email_configs.0.auth_password');
   });
 
+  it('hides auth_secret, sigv4.secret_key and http_headers secrets from VIEWERs, READ_ONLY tokens and platform administrators outside the organisation', async () => {
+    const config =
+      'route:\n  receiver: mail\nreceivers:\n  - name: mail\n    email_configs:\n      - to: ops@example.com\n        auth_secret: crammd5-secret-1\n' +
+      '  - name: sns\n    sns_configs:\n      - topic_arn: arn:aws:sns:eu-west-1:1:t\n        sigv4:\n          access_key: AKIAPUBLIC\n          secret_key: sigv4-secret-2\n' +
+      '  - name: hook\n    webhook_configs:\n      - url_file: /etc/hook-url\n        http_config:\n          http_headers:\n            X-Api-Key:\n              values: [visible-value]\n              secrets: [header-secret-3, header-secret-4]\n';
+    const platformAdmin = await t.createUser('obs-platform-admin', { platformAdmin: true });
+    const ro = await as('OWNER').post('/sts/v1/personal-access-tokens').send({ name: 'ro', type: { name: 'READ_ONLY' } });
+    for (const path of [`${base()}/environments/production/metrics/alerting`, `${base()}/monitoring/production-web/alerting`]) {
+      expect((await as('MEMBER').post(path).send({ alertingConfig: config })).status).toBe(200);
+      expect((await as('MEMBER').get(path)).body.alertingConfig).toBe(config);
+      for (const token of [org.users.VIEWER.token, ro.body.token, platformAdmin.token]) {
+        const shown = (await t.as(token).get(path)).body.alertingConfig as string;
+        expect(shown).not.toMatch(/crammd5-secret-1|sigv4-secret-2|header-secret-3|header-secret-4/);
+        expect(shown.match(/<secret>/g)).toHaveLength(4);
+        expect(shown).toContain('AKIAPUBLIC');
+        expect(shown).toContain('visible-value');
+      }
+    }
+  });
+
   it("supports the original client's rule-file round trip (GET the whole configuration, change ruleFiles, POST it back)", async () => {
     const path = `${base()}/monitoring/production-web/alerting`;
     expect((await as('MEMBER').post(path).send(VALID)).status).toBe(200);

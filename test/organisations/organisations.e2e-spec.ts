@@ -211,16 +211,52 @@ describe('organisations', () => {
       });
     });
 
-    it('changing the type moves an untailored quota to the new default', async () => {
-      const res = await t.as(f.owner.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE' });
+    it('organisationType (it sets the quota) is changed by platform administrators only: 403 naming the rule for the organisation itself', async () => {
+      await t.db.query(`UPDATE organisations SET type = 'TRIAL', clusters_per_customer = 1 WHERE id = $1`, [f.id]);
+      const before = await auditCount(t);
+      for (const u of [f.owner, f.admin]) {
+        const res = await t.as(u.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE', organisationName: 'Raised' });
+        expect(res.status).toBe(403);
+        expectErrorBody(res.body, 403);
+        expect(res.body.message).toMatch(/organisationType sets the organisation's cluster quota.*platform administrator/);
+      }
+      expect(await auditCount(t)).toBe(before);
+      const [org] = await t.db.query('SELECT type, name, clusters_per_customer FROM organisations WHERE id = $1', [f.id]);
+      expect(org).toEqual({ type: 'TRIAL', name: 'Patched Name', clusters_per_customer: 1 });
+      // Sending the current type is no change: the rest of the request applies.
+      expect((await t.as(f.admin.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' })).status).toBe(200);
+    });
+
+    it('a platform administrator changes the type (as an ADMIN member, or outside with the admin route); an untailored quota follows it', async () => {
+      // A platform administrator who is an ADMIN of the organisation uses the organisation's PATCH.
+      const platformMember = await t.createUser('type-platform-member', { platformAdmin: true });
+      await t.db.query(`INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at) VALUES ($1, $2, 'ADMIN', 'VIEW', now())`, [
+        f.id,
+        platformMember.id,
+      ]);
+      const res = await t.as(platformMember.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'ENTERPRISE' });
       expect(res.status).toBe(200);
       expect(res.body.type).toBe('ENTERPRISE');
       const q = await t.as(f.viewer.token).get(`/api/v1/organisations/${f.slug}/quotas`);
       expect(q.body).toEqual({ clustersPerCustomer: 100 });
+      // One outside the organisation uses PATCH /admin/v1/orgs/{identity}; a tailored quota stays.
       await t.db.query('UPDATE organisations SET clusters_per_customer = 7 WHERE id = $1', [f.id]);
-      await t.as(f.owner.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' }).expect(200);
+      const platform = await t.createUser('type-platform-admin', { platformAdmin: true });
+      expect((await t.as(platform.token).patch(`/api/v1/organisations/${f.slug}`).send({ organisationType: 'TRIAL' })).status).toBe(403);
+      const admin = await t.as(platform.token).patch(`/admin/v1/orgs/${f.identity}`).send({ organisationType: 'TRIAL' });
+      expect(admin.status).toBe(200);
+      expect(admin.body).toMatchObject({ identity: f.identity, slug: f.slug, type: 'TRIAL' });
       const q2 = await t.as(f.viewer.token).get(`/api/v1/organisations/${f.slug}/quotas`);
       expect(q2.body).toEqual({ clustersPerCustomer: 7 });
+      const [last] = await t.db.query(`SELECT actor_username, details FROM audit_events WHERE organisation_id = $1 ORDER BY id DESC LIMIT 1`, [f.id]);
+      expect(last).toEqual({ actor_username: platform.username, details: { type: { old: 'ENTERPRISE', new: 'TRIAL' } } });
+      // The admin route is for platform administrators only, and validates the type.
+      expect((await t.as(f.owner.token).patch(`/admin/v1/orgs/${f.identity}`).send({ organisationType: 'ENTERPRISE' })).status).toBe(403);
+      const bad = await t.as(platform.token).patch(`/admin/v1/orgs/${f.identity}`).send({ organisationType: 'GOLD' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].field).toBe('organisationType');
+      expect((await t.as(platform.token).patch('/admin/v1/orgs/00000000-0000-4000-8000-000000000000').send({ organisationType: 'TRIAL' })).status).toBe(404);
+      await t.db.query('DELETE FROM organisation_members WHERE organisation_id = $1 AND user_id = $2', [f.id, platformMember.id]);
     });
 
     it('clears billingEmail and vatNumber with null', async () => {

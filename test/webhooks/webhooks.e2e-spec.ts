@@ -112,6 +112,57 @@ describe('webhooks', () => {
     expect(await t.db.query(`SELECT 1 FROM audit_events WHERE type = 'WEBHOOK_DELETED' AND referenced_entity_identity = $1`, [created.body.identity])).toHaveLength(1);
   });
 
+  it('accepts "*" or known event types only: an unknown type is 400 naming the valid ones, nothing stored', async () => {
+    const before = await t.db.query(`SELECT count(*)::int AS n FROM webhook_subscriptions`);
+    for (const eventTypes of [['NOPE'], ['CLUSTER_CREATED', 'CLUSTER_CREATD']]) {
+      const res = await admin().post(base()).send({ url: receiver.url(), eventTypes });
+      expect(res.status).toBe(400);
+      expectErrorBody(res.body, 400);
+      expect(res.body.errors[0]).toEqual({ field: 'eventTypes', message: expect.stringContaining(`unknown event types (${eventTypes[eventTypes.length - 1]})`) });
+      expect(res.body.errors[0].message).toMatch(/use "\*" or any of: .*CLUSTER_CREATED.*CLUSTER_STATUS_CHANGED.*WEBHOOK_UPDATED/);
+    }
+    expect(await t.db.query(`SELECT count(*)::int AS n FROM webhook_subscriptions`)).toEqual(before);
+    const { identity } = await subscribe('/known', ['*', 'ALERT_FIRING', 'ENVIRONMENT_MEMBER_UPDATED']);
+    const patched = await admin().patch(`${base()}/${identity}`).send({ eventTypes: ['NOPE'] });
+    expect(patched.status).toBe(400);
+    expect(patched.body.errors[0].field).toBe('eventTypes');
+  });
+
+  it('seals a token in the URL query: delivered to the whole URL, redacted in audit, activity, pings and to READ_ONLY tokens; sent back redacted it is kept', async () => {
+    const url = `${receiver.url('/q')}?token=tok-9f8e7d&team=ops`;
+    const created = await admin().post(base()).send({ url, eventTypes: ['ENVIRONMENT_CREATED'] });
+    expect(created.status).toBe(200);
+    expect(created.body.url).toBe(url);
+    const [row] = await t.db.query(`SELECT url, url_ciphertext FROM webhook_subscriptions WHERE identity = $1`, [created.body.identity]);
+    expect(row.url).toBe(`${receiver.url('/q')}?token=[redacted]&team=[redacted]`);
+    expect(row.url_ciphertext).toMatch(/^v1\./);
+    const ro = await t.as(f.users.admin.token).post('/sts/v1/personal-access-tokens').send({ name: 'ro', type: { name: 'READ_ONLY' } });
+    expect((await t.as(ro.body.token).get(`${base()}/${created.body.identity}`)).body.url).toBe(`${receiver.url('/q')}?token=<secret>&team=<secret>`);
+    expect((await admin().get(`${base()}/${created.body.identity}`)).body.url).toBe(url);
+
+    await t.as(f.users.member.token).post(`/api/v1/orgs/${f.orgSlug}/environments`).send({ name: 'hooked' }).expect(200);
+    await admin().post(`${base()}/${created.body.identity}/ping`).expect(200);
+    await worker().drain();
+    expect(receiver.on('/q?token=tok-9f8e7d&team=ops')).toHaveLength(2);
+
+    const audit = await t.db.query(`SELECT details FROM audit_events WHERE referenced_entity_identity = $1`, [created.body.identity]);
+    const activity = await t.db.query(`SELECT message FROM activity_events WHERE organisation_id = $1`, [f.orgId]);
+    const events = await t.db.query(`SELECT data FROM webhook_events WHERE organisation_id = $1`, [f.orgId]);
+    for (const rows of [audit, activity, events]) expect(JSON.stringify(rows)).not.toContain('tok-9f8e7d');
+    expect(audit[0].details.url).toEqual({ old: null, new: `${receiver.url('/q')}?token=[redacted]&team=[redacted]` });
+    const viewerFeed = await t.as(f.users.viewer.token).get(`/api/v1/organisations/${f.orgSlug}/activity`);
+    expect(viewerFeed.status).toBe(200);
+    expect(JSON.stringify(viewerFeed.body)).not.toContain('tok-9f8e7d');
+
+    // The URL as shown redacted, sent back with another change, keeps the stored URL; a partly redacted one is 400.
+    const kept = await admin().patch(`${base()}/${created.body.identity}`).send({ url: `${receiver.url('/q')}?token=<secret>&team=<secret>`, description: 'kept' });
+    expect(kept.status).toBe(200);
+    expect(kept.body.url).toBe(url);
+    const partial = await admin().patch(`${base()}/${created.body.identity}`).send({ url: `${receiver.url('/other')}?token=<secret>` });
+    expect(partial.status).toBe(400);
+    expect(partial.body.errors[0].field).toBe('url');
+  });
+
   it('delivers a cluster lifecycle in order as signed CloudEvents', async () => {
     const sub = await subscribe('/lifecycle', ['CLUSTER_CREATED', 'CLUSTER_STATUS_CHANGED']);
     const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f));

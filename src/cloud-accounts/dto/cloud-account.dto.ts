@@ -3,6 +3,7 @@ import { IsBoolean, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateIf 
 import { CloudProfileResponse } from '../../catalog/dto/catalog.dto';
 import { PageQueryDto } from '../../common/paging';
 import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsPlainText } from '../../common/names';
 
 export class CreateCloudAccountRequest {
   @ApiProperty({
@@ -15,6 +16,7 @@ export class CreateCloudAccountRequest {
 
   @ApiProperty({ minLength: 1, maxLength: 64, example: 'Production account' })
   @IsString() @Length(1, 64)
+  @IsPlainText()
   displayName: string;
 
   @ApiPropertyOptional(STRING_MAP_SCHEMA)
@@ -25,6 +27,7 @@ export class CreateCloudAccountRequest {
 export class UpdateCloudAccountRequest {
   @ApiPropertyOptional({ minLength: 3, maxLength: 64, example: 'Production account (EU)' })
   @ValidateIf((o: UpdateCloudAccountRequest) => o.displayName !== undefined) @IsString() @Length(3, 64)
+  @IsPlainText()
   displayName?: string;
 
   @ApiPropertyOptional({ example: true })

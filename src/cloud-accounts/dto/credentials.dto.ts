@@ -1,9 +1,12 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDefined, IsObject, IsOptional, IsString, IsUUID, Length, ValidateBy, ValidateNested } from 'class-validator';
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../../catalog/cloud-provider.entity';
 import { PageQueryDto } from '../../common/paging';
+import { Secret } from '../../common/secret-fields';
 import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsPlainText } from '../../common/names';
 
 /**
  * Create-credentials bodies, one per platform type (docs/decisions.md, Cloud accounts and credentials).
@@ -14,6 +17,7 @@ import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
 class CredentialsRequestBase {
   @ApiPropertyOptional({ minLength: 1, maxLength: 64, example: 'ci deployer', description: "Defaults to '<platform> credentials'" })
   @IsOptional() @IsString() @Length(1, 64)
+  @IsPlainText()
   displayName?: string;
 
   @ApiPropertyOptional(STRING_MAP_SCHEMA)
@@ -21,8 +25,9 @@ class CredentialsRequestBase {
   metadata?: Record<string, string>;
 }
 
+/** A platform secret field: write-only (declared with @Secret), sealed with the rest of `credentials`. */
 const secret = (max: number, example: string, description?: string) =>
-  ApiProperty({ minLength: 1, maxLength: max, example, writeOnly: true, description });
+  applyDecorators(ApiProperty({ minLength: 1, maxLength: max, example, description }), Secret());
 
 // ---------------------------------------------------------------------------------- platform_1
 export class Platform1Secret {
@@ -31,6 +36,7 @@ export class Platform1Secret {
 }
 export class Platform1CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: Platform1Secret, description: 'Access key pair (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform1Secret)
   credentials: Platform1Secret;
 }
@@ -47,6 +53,7 @@ export class Platform2Secret {
 }
 export class Platform2CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: Platform2Secret, description: 'Service principal: client id/secret, tenant and subscription (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform2Secret)
   credentials: Platform2Secret;
 }
@@ -57,11 +64,13 @@ export class ApiTokenSecret {
 }
 export class Platform3CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: ApiTokenSecret, description: 'API token (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => ApiTokenSecret)
   credentials: ApiTokenSecret;
 }
 export class Platform6CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: ApiTokenSecret, description: 'API token (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => ApiTokenSecret)
   credentials: ApiTokenSecret;
 }
@@ -73,6 +82,7 @@ export class Platform4Secret {
 }
 export class Platform4CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: Platform4Secret, description: 'API key and secret (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform4Secret)
   credentials: Platform4Secret;
 }
@@ -113,6 +123,7 @@ export class Platform5Secret {
 }
 export class Platform5CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: Platform5Secret, description: 'Service account key (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform5Secret)
   credentials: Platform5Secret;
 }
@@ -127,6 +138,7 @@ export class Platform7Secret {
 }
 export class Platform7CredentialsRequest extends CredentialsRequestBase {
   @ApiProperty({ type: Platform7Secret, description: 'Application key/secret, consumer key and project (write-only)' })
+  @Secret()
   @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform7Secret)
   credentials: Platform7Secret;
 }

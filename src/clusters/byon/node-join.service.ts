@@ -111,7 +111,7 @@ export class NodeJoinService {
     const inputs = this.inputs(org, environment, cluster, pool, access);
     this.record('NODE_POOL_JOIN_CONFIG_CREATED', org, environment, cluster, pool, {
       // The token itself is never recorded: its identity, expiry and node budget are.
-      joinToken: { old: null, new: row.identity },
+      joinTokenIdentity: { old: null, new: row.identity },
       expiresAt: { old: null, new: iso(expiresAt) },
       maxNodes: { old: null, new: maxNodes },
       kubernetesVersion: { old: null, new: inputs.kubernetesVersion },
@@ -262,7 +262,7 @@ export class NodeJoinService {
       referencedEntityIdentity: node.identity,
       subject: `${node.name} in node pool ${pool.name} of cluster ${refs.env_slug}/${cluster.slug}`,
       message: `node ${node.name} ${existing ? 're-registered in' : 'joined'} node pool ${pool.name} of cluster ${refs.env_slug}/${cluster.slug}`,
-      details: { ...auditDiff(picked(existing), picked(node)), joinToken: { old: null, new: token.identity } },
+      details: { ...auditDiff(picked(existing), picked(node)), joinTokenIdentity: { old: null, new: token.identity } },
     });
     return {
       identity: node.identity,

@@ -36,6 +36,7 @@ import {
 } from '../../maintenance/dto/maintenance-exclusion.dto';
 import { CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
+import { IsPlainText } from '../../common/names';
 
 const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
@@ -142,6 +143,7 @@ const ADDONS_SCHEMA = {
 export class CreateClusterRequest {
   @ApiProperty({ example: 'web', minLength: 1, maxLength: 63, description: 'The slug is derived from it, unique per environment' })
   @IsString() @Length(1, 63)
+  @IsPlainText()
   name: string;
 
   @ApiProperty({ format: 'uuid', description: 'A cloud account of the organisation (enabled)' })
@@ -230,6 +232,7 @@ export class ClusterReferenceRequest {
 export class UpdateClusterRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 63, description: 'Display name; the slug (and the URL) stay as created' })
   @IsOptional() @IsString() @Length(1, 63)
+  @IsPlainText()
   name?: string;
 
   @ApiPropertyOptional({ type: String, maxLength: 500, nullable: true }) @IsOptional() @IsString() @MaxLength(500)

@@ -4,6 +4,7 @@ import { BooleanQueryParam } from '../../common/query-boolean';
 import { PageQueryDto } from '../../common/paging';
 import { KUBERNETES_ROLES, KubernetesRole } from '../../organisations/organisation-member.entity';
 import { ENVIRONMENT_TYPES, EnvironmentType } from '../../catalog/environment-types';
+import { IsPlainText } from '../../common/names';
 
 const TYPE_MESSAGE = `type must be one of: ${ENVIRONMENT_TYPES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
@@ -11,6 +12,7 @@ const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join
 export class CreateEnvironmentRequest {
   @ApiProperty({ minLength: 3, maxLength: 25, example: 'production', description: 'The slug is derived from it once, at creation' })
   @IsString() @Length(3, 25)
+  @IsPlainText()
   name: string;
 
   @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, example: 'Customer-facing workloads' })
@@ -30,6 +32,7 @@ export class CreateEnvironmentRequest {
 export class UpdateEnvironmentRequest {
   @ApiPropertyOptional({ minLength: 3, maxLength: 25, example: 'production-eu', description: 'Renaming does not change the slug' })
   @ValidateIf((o: UpdateEnvironmentRequest) => o.name !== undefined) @IsString() @Length(3, 25)
+  @IsPlainText()
   name?: string;
 
   @ApiPropertyOptional({ maxLength: 500, nullable: true, type: String })

@@ -10,6 +10,7 @@ import {
   MAX_EXCLUSION_NAME_LENGTH,
   MAX_EXCLUSIONS,
 } from '../maintenance-exclusion';
+import { IsPlainText } from '../../common/names';
 
 /** A date, `T`, a time (seconds and fractions optional) and `Z` or an offset; the calendar date must exist. */
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T([01]\d|2[0-3]):([0-5]\d)(:[0-5]\d(\.\d{1,9})?)?(Z|[+-]([01]\d|2[0-3]):?[0-5]\d)$/i;
@@ -64,6 +65,7 @@ export class MaintenanceExclusionRequest {
   @ApiProperty({ minLength: 1, maxLength: MAX_EXCLUSION_NAME_LENGTH, example: 'Year-end freeze', description: 'Named in the activity when an upgrade moves because of it' })
   @IsString() @Length(1, MAX_EXCLUSION_NAME_LENGTH, { message: `name must be 1 to ${MAX_EXCLUSION_NAME_LENGTH} characters` })
   @Matches(/\S/, { message: 'name must not be blank' })
+  @IsPlainText()
   name: string;
 
   @ApiProperty({

@@ -48,6 +48,7 @@ function IsIanaTimeZone() {
 }
 import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN, WEEKDAYS } from '../maintenance-window';
 import { ExclusionsField, ExclusionsResponseField, MaintenanceExclusionRequest, MaintenanceExclusionResponse } from './maintenance-exclusion.dto';
+import { IsPlainText } from '../../common/names';
 
 export const MAX_WINDOWS_PER_SCHEDULE = 50;
 const DAY_INPUTS = [...WEEKDAYS, 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
@@ -77,6 +78,7 @@ export class CreateMaintenanceScheduleRequest {
   @ApiProperty({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
   @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })
   @Matches(/\S/, { message: 'name must not be blank' })
+  @IsPlainText()
   name: string;
 
   @ApiProperty({ type: [MaintenanceWindowRequest], minItems: 1, maxItems: MAX_WINDOWS_PER_SCHEDULE, description: 'Windows must not overlap (including the wrap from Sunday into Monday)' })
@@ -97,6 +99,7 @@ export class UpdateMaintenanceScheduleRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
   @IsOptional() @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })
   @Matches(/\S/, { message: 'name must not be blank' })
+  @IsPlainText()
   name?: string;
 
   @ApiPropertyOptional({ type: [MaintenanceWindowRequest], minItems: 1, maxItems: MAX_WINDOWS_PER_SCHEDULE, description: 'Replaces every window' })

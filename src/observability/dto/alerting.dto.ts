@@ -1,6 +1,15 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
+import { Secret, SecretOptions } from '../../common/secret-fields';
+import { ALERTMANAGER_SECRET_PATHS } from '../alerting-secrets';
 import { ALERTING_MAX_FILE_BYTES, ALERTING_MAX_FILES } from '../alerting-validation';
+
+/** Receiver credentials in the Alertmanager configuration: MEMBER and above read them. */
+export const ALERTING_CONFIG_SECRET: SecretOptions = {
+  kind: 'document',
+  readableFrom: 'MEMBER',
+  document: { format: 'Alertmanager configuration', paths: ALERTMANAGER_SECRET_PATHS },
+};
 
 const FILES_DESCRIPTION =
   `File name (1 to 128 of A-Z a-z 0-9 . _ -) to content; at most ${ALERTING_MAX_FILES} files, ` +
@@ -15,6 +24,7 @@ export class AlertingConfigurationRequest {
     example: 'route:\n  receiver: team\nreceivers:\n  - name: team\n',
     maxLength: ALERTING_MAX_FILE_BYTES,
   })
+  @Secret(ALERTING_CONFIG_SECRET)
   @IsOptional() @IsString() @MaxLength(ALERTING_MAX_FILE_BYTES)
   alertingConfig?: string;
 
@@ -42,6 +52,7 @@ export class AlertingConfigurationRequest {
 /** Alerting configuration as stored. */
 export class AlertingConfigurationResponse {
   @ApiProperty({ description: 'Alert-manager configuration YAML; empty string when none is configured' })
+  @Secret(ALERTING_CONFIG_SECRET)
   alertingConfig: string;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) ruleFiles: Record<string, string>;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) templateFiles: Record<string, string>;

@@ -2,9 +2,12 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { DASHBOARD_INTEGRATION_STATUSES } from '../dashboard-integration.entity';
 import { OUTBOUND_MAX_URL_LENGTH } from '../../common/outbound-policy';
+import { Secret } from '../../common/secret-fields';
+import { IsPlainText } from '../../common/names';
 
 export class CreateDashboardIntegrationRequest {
-  @ApiProperty({ writeOnly: true, minLength: 1, maxLength: 4096, description: 'API token of the dashboard; write-only, stored encrypted, never returned' })
+  @ApiProperty({ minLength: 1, maxLength: 4096, description: 'API token of the dashboard' })
+  @Secret()
   @IsString() @Length(1, 4096)
   apiToken: string;
 
@@ -14,6 +17,7 @@ export class CreateDashboardIntegrationRequest {
 
   @ApiProperty({ minLength: 1, maxLength: 255, example: 'Team dashboards', description: 'Its slug (unique in the organisation) is derived from it' })
   @IsString() @Length(1, 255)
+  @IsPlainText()
   name: string;
 
   @ApiProperty({

@@ -3,12 +3,13 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsISO8601, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import { SILENCE_STATES } from '../silence-rules';
+import { IsPlainText } from '../../common/names';
 
 export const MAX_SILENCE_MATCHERS = 20;
 
 export class SilenceMatcherDto {
   @ApiProperty({ example: 'alertname', minLength: 1, maxLength: 100 })
-  @IsString() @Length(1, 100)
+  @IsString() @Length(1, 100) @IsPlainText()
   name: string;
 
   @ApiProperty({ example: 'NodeDown', maxLength: 1024, description: 'A literal value, or a regular expression matching the whole label value' })

@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { Secret } from '../../common/secret-fields';
 
 export class ObservabilityTenantClusterRef {
   @ApiProperty({ example: 'production' }) environmentSlug: string;
@@ -49,7 +50,8 @@ export class CountResponse {
 }
 
 export class AlertWebhookTokenResponse {
-  @ApiProperty({ description: 'The tenant webhook token; shown this once, only its SHA-256 is stored. A new call replaces it.' })
+  @ApiProperty({ description: 'The tenant webhook token; only its SHA-256 is stored. A new call replaces it.' })
+  @Secret({ shownOnce: true })
   token: string;
   @ApiProperty({
     example: '/api/v1/observability/production-web/alerts/webhook',

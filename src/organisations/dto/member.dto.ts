@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
 import { KUBERNETES_ROLES, KubernetesRole, ORGANISATION_ROLES, OrganisationRole } from '../organisation-member.entity';
 import { EmailDto, LenientEmail, SlugDto } from './organisation.dto';
+import { IsPlainText } from '../../common/names';
 
 const ROLE_MESSAGE = `role must be one of: ${ORGANISATION_ROLES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
@@ -22,6 +23,7 @@ export class AddMemberRequest {
 
   @ApiPropertyOptional({ minLength: 1, maxLength: 64, description: 'The user to add, by username (or give email)' })
   @IsOptional() @IsString() @Length(1, 64)
+  @IsPlainText()
   username?: string;
 }
 

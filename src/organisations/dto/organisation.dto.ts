@@ -18,6 +18,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ORGANISATION_TYPES, OrganisationType } from '../organisation.entity';
+import { IsPlainText } from '../../common/names';
 
 /** The spec's Email object. */
 export class EmailDto {
@@ -56,6 +57,7 @@ export class CreateOrganisationRequest {
 
   @ApiPropertyOptional({ maxLength: 255, example: 'Acme B.V.' })
   @IsOptional() @IsString() @Length(0, 255)
+  @IsPlainText()
   companyName?: string;
 
   @ApiProperty({ type: EmailDto })
@@ -64,6 +66,7 @@ export class CreateOrganisationRequest {
 
   @ApiProperty({ minLength: 2, maxLength: 100, example: 'Acme', description: 'The slug is derived from it and never changes' })
   @IsString() @Length(2, 100)
+  @IsPlainText()
   organisationName: string;
 
   @ApiProperty({ enum: ORGANISATION_TYPES, example: 'BUSINESS' })
@@ -88,6 +91,7 @@ export class UpdateOrganisationRequest {
   @ApiPropertyOptional({ minLength: 2, maxLength: 100, description: 'Renames the organisation; the slug stays' })
   @ValidateIf((o: UpdateOrganisationRequest) => o.organisationName !== undefined)
   @IsString() @Length(2, 100)
+  @IsPlainText()
   organisationName?: string;
 
   @ApiPropertyOptional({ enum: ORGANISATION_TYPES })
@@ -113,6 +117,13 @@ export class UpdateOrganisationRequest {
   @Min(0, { message: 'upgradeSoakHours must be between 0 and 720' })
   @Max(720, { message: 'upgradeSoakHours must be between 0 and 720' })
   upgradeSoakHours?: number;
+}
+
+/** What a platform administrator changes of any organisation: its type, which sets the quota. */
+export class AdminUpdateOrganisationRequest {
+  @ApiProperty({ enum: ORGANISATION_TYPES, example: 'ENTERPRISE', description: "The quota follows the type while it holds the old type's default" })
+  @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
+  organisationType: OrganisationType;
 }
 
 export class OrganisationResponse {

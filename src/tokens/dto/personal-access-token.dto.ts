@@ -2,7 +2,9 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsDateString, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
+import { Secret } from '../../common/secret-fields';
 import { PAT_TYPES, PatType } from '../personal-access-token.entity';
+import { IsPlainText } from '../../common/names';
 
 export class PersonalAccessTokenTypeDto {
   @ApiProperty({ enum: PAT_TYPES, example: 'FULL_ACCESS', description: 'FULL_ACCESS, or READ_ONLY (GET requests only)' })
@@ -13,6 +15,7 @@ export class PersonalAccessTokenTypeDto {
 export class ProvisionPersonalAccessTokenRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'ci-pipeline' })
   @IsOptional() @IsString() @Length(1, 100)
+  @IsPlainText()
   name?: string;
 
   @ApiPropertyOptional({ type: PersonalAccessTokenTypeDto, description: 'Defaults to {"name":"FULL_ACCESS"}' })
@@ -46,6 +49,7 @@ export class PersonalAccessTokenResponse {
   @ApiProperty() name: string;
   @ApiProperty({ format: 'uuid', description: 'Identity of the owning user' }) subject: string;
   @ApiProperty({ nullable: true, type: String, description: 'The token value: only in the provision response, null afterwards' })
+  @Secret({ shownOnce: true })
   token: string | null;
   @ApiProperty({ type: PersonalAccessTokenTypeDto }) type: PersonalAccessTokenTypeDto;
 }

@@ -1,14 +1,34 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsOptional, IsString, MaxLength, ValidateBy } from 'class-validator';
 import { OUTBOUND_MAX_URL_LENGTH } from '../../common/outbound-policy';
+import { Secret, SecretOptions } from '../../common/secret-fields';
+import { WEBHOOK_EVENT_TYPES } from '../webhook-outbox';
+
+/** A receiver URL may carry a token in its query string: that part is sealed, and shown to ADMIN and above only. */
+export const WEBHOOK_URL_SECRET: SecretOptions = { kind: 'url', readableFrom: 'ADMIN' };
 
 export const MAX_WEBHOOK_EVENT_TYPES = 50;
 export const MAX_WEBHOOKS_PER_ORGANISATION = 25;
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
-const EVENT_TYPE = /^(\*|[A-Z][A-Z0-9_]{0,99})$/;
+
+/** `eventTypes` holds `*` or known event types only (a misspelt type would never deliver). */
+function IsKnownEventTypes() {
+  const known = new Set(['*', ...WEBHOOK_EVENT_TYPES]);
+  return ValidateBy({
+    name: 'isKnownEventTypes',
+    validator: {
+      validate: (value: unknown) => Array.isArray(value) && value.every((v) => typeof v === 'string' && known.has(v)),
+      defaultMessage: (args) => {
+        const unknown = Array.isArray(args?.value) ? args.value.filter((v) => typeof v !== 'string' || !known.has(v)).map(String).slice(0, 5) : [];
+        return `eventTypes holds unknown event types (${unknown.join(', ')}); use "*" or any of: ${WEBHOOK_EVENT_TYPES.join(', ')}`;
+      },
+    },
+  });
+}
+const EVENT_TYPE_ITEMS = { type: 'string', enum: ['*', ...WEBHOOK_EVENT_TYPES] };
 
 const EVENT_TYPES_DOC =
-  'Event types to deliver, or ["*"] for all. Every audit event type of the organisation (e.g. CLUSTER_CREATED, ' +
+  'Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, ' +
   'CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED ' +
   '(an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ' +
   'ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode).';
@@ -19,6 +39,7 @@ export class CreateWebhookRequest {
     maxLength: OUTBOUND_MAX_URL_LENGTH,
     description: 'http or https; must not point to an internal address (checked now and again at every delivery)',
   })
+  @Secret(WEBHOOK_URL_SECRET)
   @IsString() @MaxLength(OUTBOUND_MAX_URL_LENGTH)
   url: string;
 
@@ -33,11 +54,10 @@ export class CreateWebhookRequest {
     minItems: 1,
     maxItems: MAX_WEBHOOK_EVENT_TYPES,
     uniqueItems: true,
-    items: { type: 'string', pattern: EVENT_TYPE.source, maxLength: 100 },
+    items: EVENT_TYPE_ITEMS,
   })
   @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_WEBHOOK_EVENT_TYPES) @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(EVENT_TYPE, { each: true, message: 'eventTypes entries must be "*" or an event type in upper snake case, e.g. CLUSTER_CREATED' })
+  @IsString({ each: true }) @IsKnownEventTypes()
   eventTypes: string[];
 
   @ApiPropertyOptional({ default: true, description: 'false keeps the subscription but delivers nothing (events are not recorded for it)' })
@@ -47,6 +67,7 @@ export class CreateWebhookRequest {
 
 export class UpdateWebhookRequest {
   @ApiPropertyOptional({ example: 'https://hooks.example.com/cluster-events', maxLength: OUTBOUND_MAX_URL_LENGTH })
+  @Secret(WEBHOOK_URL_SECRET)
   @IsOptional() @IsString() @MaxLength(OUTBOUND_MAX_URL_LENGTH)
   url?: string;
 
@@ -60,11 +81,10 @@ export class UpdateWebhookRequest {
     minItems: 1,
     maxItems: MAX_WEBHOOK_EVENT_TYPES,
     uniqueItems: true,
-    items: { type: 'string', pattern: EVENT_TYPE.source, maxLength: 100 },
+    items: EVENT_TYPE_ITEMS,
   })
   @IsOptional() @IsArray() @ArrayMinSize(1) @ArrayMaxSize(MAX_WEBHOOK_EVENT_TYPES) @ArrayUnique()
-  @IsString({ each: true })
-  @Matches(EVENT_TYPE, { each: true, message: 'eventTypes entries must be "*" or an event type in upper snake case, e.g. CLUSTER_CREATED' })
+  @IsString({ each: true }) @IsKnownEventTypes()
   eventTypes?: string[];
 
   @ApiPropertyOptional({ description: 'true re-enables a subscription the service disabled after 3 days of failures' })
@@ -74,7 +94,9 @@ export class UpdateWebhookRequest {
 
 export class WebhookResponse {
   @ApiProperty({ format: 'uuid' }) identity: string;
-  @ApiProperty({ example: 'https://hooks.example.com/cluster-events' }) url: string;
+  @ApiProperty({ example: 'https://hooks.example.com/cluster-events' })
+  @Secret(WEBHOOK_URL_SECRET)
+  url: string;
   @ApiProperty({ example: 'Upgrade announcements to the platform channel' }) description: string;
   @ApiProperty({ type: [String], example: ['SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED'] }) eventTypes: string[];
   @ApiProperty() enabled: boolean;
@@ -93,8 +115,9 @@ export class WebhookResponse {
 export class WebhookWithSecretResponse extends WebhookResponse {
   @ApiProperty({
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-    description: 'The signing secret (Standard Webhooks format). Shown only in this answer; store it now.',
+    description: 'The signing secret (Standard Webhooks format). Store it now.',
   })
+  @Secret({ shownOnce: true })
   secret: string;
 }
 
