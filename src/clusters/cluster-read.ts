@@ -26,7 +26,26 @@ export interface ViewOptions {
   showCompute?: boolean;
   /** The update operation's extras: clusterAutoscalerSettings, upstreamCluster, downstreamClusters. */
   extended?: boolean;
+  /**
+   * Only these response fields are needed (a cluster policy's projection): the referenced rows other fields
+   * need are not read, and those fields are left at their empty values. Undefined: every field.
+   */
+  fields?: ReadonlySet<string>;
 }
+
+/** The response fields each kind of referenced row of clusterViews is read for. */
+const RELATED_FIELDS = {
+  orgs: ['customerIdentity', 'customerSlug', 'observabilityTenant'],
+  envs: ['environmentIdentity', 'environmentSlug', 'observabilityTenant'],
+  accounts: ['cloudAccount'],
+  creds: ['cloudCredentials'],
+  channels: ['updateChannel', 'upgradeAvailable'],
+  schedules: ['maintenanceSchedule'],
+  tenants: ['observabilityTenant'],
+  pools: ['poolID', 'poolName'],
+  compute: ['cpu', 'memory'],
+  references: ['upstreamCluster', 'downstreamClusters'],
+} as const;
 
 const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toISOString() : null);
 
@@ -145,9 +164,16 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
   if (!clusters.length) return [];
   const q = sql;
   const clusterIds = clusters.map((c) => Number(c.id));
+  const needs = (kind: keyof typeof RELATED_FIELDS) => !opts.fields || RELATED_FIELDS[kind].some((f) => opts.fields!.has(f));
+  const when = <T>(kind: keyof typeof RELATED_FIELDS, xs: T[]): T[] => (needs(kind) ? xs : []);
+  const showCompute = !!opts.showCompute && needs('compute');
 
   // Every referenced row in ONE statement: each kind is a json_agg sub-select (one round trip instead of nine).
-  const [related] = await q(
+  // A kind no needed field reads gets no ids (its sub-select reads nothing); none needed: no statement.
+  const anyRelated = (Object.keys(RELATED_FIELDS) as (keyof typeof RELATED_FIELDS)[]).some((k) => k !== 'references' && needs(k));
+  const [related] = !anyRelated
+    ? [{ orgs: [], envs: [], accounts: [], creds: [], channels: [], schedules: [], tenants: [], pools: [], compute: [] }]
+    : await q(
     `SELECT
        (SELECT COALESCE(json_agg(x), '[]') FROM (SELECT id, identity, slug FROM organisations WHERE id = ANY($1::bigint[])) x) AS orgs,
        (SELECT COALESCE(json_agg(x), '[]') FROM (SELECT id, identity, slug, name FROM environments WHERE id = ANY($2::bigint[])) x) AS envs,
@@ -177,14 +203,14 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
            WHERE cluster_id = ANY($7::bigint[]) ORDER BY cluster_id, id) x) AS pools,
        (SELECT COALESCE(json_agg(x), '[]') FROM (${POOL_COMPUTE_SQL} WHERE $8::boolean AND p.cluster_id = ANY($7::bigint[]) AND c.id = ANY($7::bigint[]) GROUP BY p.cluster_id) x) AS compute`,
     [
-      ids(clusters.map((c) => c.organisationId)),
-      ids(clusters.map((c) => c.environmentId)),
-      ids(clusters.map((c) => c.cloudAccountId)),
-      ids(clusters.map((c) => c.cloudCredentialsId)),
-      [...new Set(clusters.map((c) => c.updateChannel).filter(Boolean))],
-      ids(clusters.map((c) => c.maintenanceScheduleId)),
-      clusterIds,
-      !!opts.showCompute,
+      when('orgs', ids(clusters.map((c) => c.organisationId))),
+      when('envs', ids(clusters.map((c) => c.environmentId))),
+      when('accounts', ids(clusters.map((c) => c.cloudAccountId))),
+      when('creds', ids(clusters.map((c) => c.cloudCredentialsId))),
+      when('channels', [...new Set(clusters.map((c) => c.updateChannel).filter(Boolean))]),
+      when('schedules', ids(clusters.map((c) => c.maintenanceScheduleId))),
+      needs('tenants') || needs('pools') || showCompute ? clusterIds : [],
+      showCompute,
     ],
   );
   const { orgs, envs, accounts, creds, channels, schedules, tenants, pools } = related as Record<string, Record<string, any>[]>;
@@ -198,11 +224,11 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
   const tenantMap = byId(tenants, 'cluster_id');
   const poolMap = byId(pools, 'cluster_id');
   let compute: Map<number, { cpu: number; memory: number }> | null = null;
-  if (opts.showCompute) {
+  if (showCompute) {
     compute = new Map(clusterIds.map((id) => [id, { cpu: 0, memory: 0 }]));
     for (const r of related.compute as Record<string, any>[]) compute.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
   }
-  const refs = opts.extended ? await references(sql, clusters) : null;
+  const refs = opts.extended ? (needs('references') ? await references(sql, clusters) : { byId: new Map(), downstream: new Map() }) : null;
 
   return clusters.map((c) => {
     const org = orgMap.get(String(c.organisationId));

@@ -2,6 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
+import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
@@ -167,6 +168,39 @@ export class ClusterPolicyEnforcer {
   /** Background work: writes CLUSTER_POLICY_VIOLATED for the Warn and Audit findings with the system actor. */
   async recordInBackground(verdict: PolicyVerdict): Promise<void> {
     for (const f of [...verdict.warned, ...verdict.audited]) await this.audit.write(violationEntry(verdict, f, SYSTEM_ACTOR.username), SYSTEM_ACTOR);
+  }
+
+  /**
+   * Background work: writes CLUSTER_POLICY_DENIED (actor system) for one Deny finding on a change the system did
+   * not make because of it; `what` says what was not done (e.g. "the upgrade to 1.31.6 was not planned").
+   */
+  async recordDenialInBackground(verdict: PolicyVerdict, f: PolicyFinding, what: string, details: AuditDetails = {}): Promise<void> {
+    const entry = violationEntry(verdict, f, SYSTEM_ACTOR.username);
+    const subject = entry.subject!;
+    await this.audit.write(
+      {
+        ...entry,
+        type: 'CLUSTER_POLICY_DENIED',
+        details: { ...entry.details, ...details },
+        message: `${policyLabel(f)} denied the system's change (${verdict.operation} ${verdict.resource}) of cluster ${subject}: ${f.message}; ${what}`,
+      },
+      SYSTEM_ACTOR,
+    );
+  }
+
+  /**
+   * Of these organisations, the ones at least one enabled policy can apply to (one statement), so background
+   * work over many clusters evaluates only where a policy exists.
+   */
+  async organisationsWithPolicies(organisationIds: number[]): Promise<Set<number>> {
+    const ids = [...new Set(organisationIds.map(Number))];
+    if (!ids.length) return new Set();
+    const rows: { organisation_id: string | null }[] = await this.txHost.tx.query(
+      `SELECT DISTINCT organisation_id FROM cluster_policies WHERE enabled AND (organisation_id IS NULL OR organisation_id = ANY($1::bigint[]))`,
+      [ids],
+    );
+    if (rows.some((r) => r.organisation_id === null)) return new Set(ids);
+    return new Set(rows.map((r) => Number(r.organisation_id)));
   }
 
   /** Enabled policies that can apply to the organisation: platform ones first, then by name. */

@@ -23,6 +23,8 @@ export interface PolicyResult {
  */
 export abstract class PolicyEvaluator {
   abstract evaluate(policies: PolicySource[], inputs: PolicyInput[]): Promise<PolicyResult[][]>;
+  /** The fields of `object`/`oldObject` the policies read (expressions and message expressions); null: all. */
+  abstract objectFields(policies: PolicySource[]): Set<string> | null;
 }
 
 /** Compiled programs kept per expression text (bounded; the oldest is dropped first). */
@@ -59,6 +61,10 @@ export class InlinePolicyEvaluator extends PolicyEvaluator {
         }
       }),
     );
+  }
+
+  objectFields(policies: PolicySource[]): Set<string> | null {
+    return this.language.objectFields(policies.flatMap((p) => (p.messageExpression ? [p.expression, p.messageExpression] : [p.expression])));
   }
 
   private program(source: string): CompiledPolicyExpression {

@@ -2,8 +2,9 @@ import type { CreateClusterPolicyRequest } from './dto/cluster-policy.dto';
 
 /**
  * The ready policies of docs/policies.md, offered as OpenAPI examples of the create and evaluate operations.
- * test/policies/policy-examples.e2e-spec.ts checks each one (accepted at write time, passing and failing
- * clusters) and that docs/policies.md shows the same expressions.
+ * test/policies/policy-scans.e2e-spec.ts checks each one (accepted at write time, passing and failing clusters)
+ * and that docs/policies.md shows the same bodies; test/policies/policy-examples.e2e-spec.ts checks the OpenAPI
+ * examples and the ones judged on a change (oldObject, request, Warn, Audit) on real changes.
  */
 export const POLICY_EXAMPLES: { summary: string; body: CreateClusterPolicyRequest }[] = [
   {

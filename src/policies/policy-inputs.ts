@@ -37,24 +37,31 @@ export class PolicyInputs {
     return (await this.sql(`SELECT ${CLUSTER_SELECT} FROM clusters c WHERE c.id = ANY($1::bigint[]) ORDER BY c.id`, [ids])) as ClusterRow[];
   }
 
-  /** The policy objects of these clusters, in their order. */
-  async objects(rows: ClusterRow[]): Promise<PolicyClusterObject[]> {
+  /**
+   * The policy objects of these clusters, in their order. `fields` (a policy's projection, see
+   * PolicyEvaluator.objectFields) limits what is read: the other fields are left empty.
+   */
+  async objects(rows: ClusterRow[], fields: ReadonlySet<string> | null = null): Promise<PolicyClusterObject[]> {
     if (!rows.length) return [];
-    const views = await clusterViews(this.sql, rows, { extended: true, showCompute: true });
+    const views = await clusterViews(this.sql, rows, { extended: true, showCompute: true, fields: fields ?? undefined });
+    if (fields && !fields.has('nodePools')) return views.map(({ actualState: _omit, ...view }) => ({ ...view, nodePools: [] }) as PolicyClusterObject);
     const ids = rows.map((r) => Number(r.id));
     const pools = await this.txHost.tx.getRepository(ClusterNodePoolEntity).find({ where: { clusterId: In(ids) }, order: { id: 'ASC' } });
-    const byonPools = pools.filter((p) => isByon(rows.find((r) => Number(r.id) === Number(p.clusterId))!.cloudProvider));
+    const rowById = new Map(rows.map((r) => [Number(r.id), r]));
+    const byonPools = pools.filter((p) => isByon(rowById.get(Number(p.clusterId))!.cloudProvider));
     const nodes = byonPools.length
       ? await this.txHost.tx.getRepository(NodePoolNodeEntity).find({ where: { nodePoolId: In(byonPools.map((p) => p.id)) }, order: { name: 'ASC' } })
       : [];
+    // Grouped once (a batch holds hundreds of clusters and their pools), order kept.
+    const poolsOf = groupBy(pools, (p) => Number(p.clusterId));
+    const nodesOf = groupBy(nodes, (n) => Number(n.nodePoolId));
     return rows.map((row, i) => {
       const byon = isByon(row.cloudProvider);
-      const own = pools.filter((p) => Number(p.clusterId) === Number(row.id));
       const { actualState: _omit, ...view } = views[i];
       void _omit;
       return {
         ...view,
-        nodePools: own.map((p) => this.view.nodePool(p, byon, nodes.filter((n) => Number(n.nodePoolId) === Number(p.id)))),
+        nodePools: (poolsOf.get(Number(row.id)) ?? []).map((p) => this.view.nodePool(p, byon, nodesOf.get(Number(p.id)) ?? [])),
       } as PolicyClusterObject;
     });
   }
@@ -88,4 +95,15 @@ export class PolicyInputs {
       upgradeSoakHours: o.upgrade_soak_hours ?? 24,
     };
   }
+}
+
+function groupBy<T>(xs: T[], key: (x: T) => number): Map<number, T[]> {
+  const out = new Map<number, T[]>();
+  for (const x of xs) {
+    const k = key(x);
+    const list = out.get(k);
+    if (list) list.push(x);
+    else out.set(k, [x]);
+  }
+  return out;
 }

@@ -114,15 +114,52 @@ export class PolicyLanguage {
   compile(source: string): CompiledPolicyExpression {
     const program = this.evaluating.parse(source);
     const { cluster, environment, organisation, request } = this.shapes;
+    // Only the cluster fields the expression reads are converted (the others stay unset: it never reads them).
+    const fields = this.objectFields([source]);
     const obj = { kind: 'object' as const, type: cluster };
-    return (input) =>
-      program({
-        object: toCelValue(obj, input.object),
-        oldObject: toCelValue(obj, input.oldObject),
+    const convert = (v: PolicyInput['object'] | null) => toCelValue(obj, v, fields);
+    return (input) => {
+      const object = convert(input.object);
+      return program({
+        object,
+        oldObject: input.oldObject === input.object ? object : convert(input.oldObject),
         environment: toCelValue({ kind: 'object', type: environment }, input.environment),
         organisation: toCelValue({ kind: 'object', type: organisation }, input.organisation),
         request: toCelValue({ kind: 'object', type: request }, input.request),
       });
+    };
+  }
+
+  /**
+   * The projection of `object`/`oldObject` these expressions read: the top-level fields named after them
+   * (`object.region`, `oldObject['version']`), or null when one reads the cluster whole (passes it on, compares
+   * it, a comprehension variable of that name) and every field is needed.
+   */
+  objectFields(sources: string[]): Set<string> | null {
+    const fields = new Set<string>();
+    const walk = (node: unknown, parent: AstNode | null): boolean => {
+      if (Array.isArray(node)) return node.every((n) => walk(n, parent));
+      if (!node || typeof node !== 'object' || !('op' in node)) return true;
+      const n = node as AstNode;
+      if (n.op === 'id' && (n.args === 'object' || n.args === 'oldObject')) {
+        if (parent?.op === '.' && (parent.args as unknown[])[0] === n) {
+          fields.add(String((parent.args as unknown[])[1]));
+          return true;
+        }
+        // `object == null` (oldObject on CREATE) reads no field.
+        const pair = parent && (parent.op === '==' || parent.op === '!=') ? (parent.args as AstNode[]) : null;
+        if (pair?.some((a) => a !== n && a?.op === 'value' && a.args === null)) return true;
+        const key = parent?.op === '[]' && (parent.args as unknown[])[0] === n ? ((parent.args as unknown[])[1] as AstNode) : null;
+        if (key?.op === 'value' && typeof key.args === 'string') {
+          fields.add(key.args);
+          return true;
+        }
+        return false;
+      }
+      return walk(n.args, n);
+    };
+    for (const source of sources) if (!walk(this.evaluating.parse(source).ast, null)) return null;
+    return fields;
   }
 
   /** The declared variables and their CEL types, for the documentation. */

@@ -44,6 +44,7 @@ export class PolicyScanService {
   async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyEvaluationResult>> {
     await this.policies.checkBody(org, body);
     const req = toPageRequest(query, {});
+    const fields = this.evaluator.objectFields([body]);
     const envIds = await this.environmentsInScope(org, body);
     const [{ n }] = await this.txHost.tx.query(
       `SELECT count(*)::int AS n FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])`,
@@ -57,7 +58,7 @@ export class PolicyScanService {
     const results: PolicyEvaluationResult[] = [];
     for (let i = 0; i < rows.length; i += SCAN_BATCH_SIZE) {
       const batch = rows.slice(i, i + SCAN_BATCH_SIZE);
-      const { inputs, envSlugs } = await this.batchInputs(org, batch, user);
+      const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
       const outcomes = await this.evaluator.evaluate([body], inputs);
       batch.forEach((c, j) =>
         results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, ...outcomes[j][0] }),
@@ -87,6 +88,7 @@ export class PolicyScanService {
   private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable) {
     const started = Date.now();
     const envIds = await this.environmentsInScope(org, policy);
+    const fields = this.evaluator.objectFields([policy]);
     const page: PolicyViolation[] = [];
     let total = 0;
     let after = 0;
@@ -102,7 +104,7 @@ export class PolicyScanService {
       );
       if (!batch.length) break;
       after = Number(batch[batch.length - 1].id);
-      const { inputs, envSlugs } = await this.batchInputs(org, batch, user);
+      const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
       const outcomes = await this.evaluator.evaluate([policy], inputs);
       batch.forEach((c, j) => {
         const r = outcomes[j][0];
@@ -127,8 +129,8 @@ export class PolicyScanService {
     return envs.filter((e) => policyCovers(p, e)).map((e) => Number(e.id));
   }
 
-  private async batchInputs(org: OrganisationEntity, batch: ClusterRow[], user: PolicyUserVariable) {
-    const objects = await this.inputs.objects(batch);
+  private async batchInputs(org: OrganisationEntity, batch: ClusterRow[], user: PolicyUserVariable, fields: Set<string> | null) {
+    const objects = await this.inputs.objects(batch, fields);
     const envs = await this.inputs.environments(batch.map((c) => Number(c.environmentId)));
     const { slugValue: _s, id: _i, ...organisation } = await this.inputs.organisation(org.id);
     void _s;

@@ -171,8 +171,11 @@ export function celTypeName(shape: FieldShape, nullable = false): string {
   }
 }
 
-/** Converts a JSON value to the CEL value of its shape: ints become BigInt, objects instances of their type. */
-export function toCelValue(shape: FieldShape, value: unknown): unknown {
+/**
+ * Converts a JSON value to the CEL value of its shape: ints become BigInt, objects instances of their type.
+ * `only` (a projection) limits the top-level fields converted; the others are left unset.
+ */
+export function toCelValue(shape: FieldShape, value: unknown, only: ReadonlySet<string> | null = null): unknown {
   if (value === null || value === undefined) return null;
   switch (shape.kind) {
     case 'int':
@@ -180,7 +183,7 @@ export function toCelValue(shape: FieldShape, value: unknown): unknown {
     case 'object': {
       const out: Record<string, unknown> = {};
       const v = value as Record<string, unknown>;
-      for (const [k, f] of Object.entries(shape.type.fields)) out[k] = toCelValue(f.shape, v[k]);
+      for (const [k, f] of Object.entries(shape.type.fields)) if (!only || only.has(k)) out[k] = toCelValue(f.shape, v[k]);
       return new shape.type.ctor(out);
     }
     case 'list':

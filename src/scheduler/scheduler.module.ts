@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { PoliciesModule } from '../policies/policies.module';
 import { AnnounceRule } from './rules/announce.rule';
 import { CloseObsoleteRule } from './rules/close-obsolete.rule';
 import { FinishRule } from './rules/finish.rule';
@@ -22,6 +23,7 @@ const RULES = [CloseObsoleteRule, SequenceRule, ReplanRule, PlanNewRule, Announc
 
 /** Background transitions of scheduled cluster upgrades (every SCHEDULER_INTERVAL_SECONDS). */
 @Module({
+  imports: [PoliciesModule],
   providers: [
     SchedulerSql,
     UpgradeTransitions,

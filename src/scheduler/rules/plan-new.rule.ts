@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { MaintenanceWindow } from '../../maintenance/maintenance-window';
+import { ClusterPolicyEnforcer, PolicyVerdict, SYSTEM_POLICY_USER } from '../../policies/cluster-policy-enforcer';
 import { describeUpgradeWindow, UPGRADE_COLUMNS, UPGRADE_FROM, UpgradeRow } from '../../upgrades/upgrade-rows';
 import { countTransition, ruleBatch, RuleBatch, SchedulerRule, Transitions } from '../scheduler-rule';
 import { SchedulerSql } from '../shared/scheduler-sql';
@@ -21,6 +22,8 @@ interface CandidateCluster extends UpstreamFacts, ExclusionColumns {
   windows: MaintenanceWindow[] | null;
   time_zone: string | null;
   auto_upgrade_policy: string;
+  /** A cluster policy's refusal of an upgrade of this cluster was recorded (cluster_policy_denials). */
+  has_denials: boolean;
 }
 
 /**
@@ -34,6 +37,7 @@ export class PlanNewRule implements SchedulerRule {
   constructor(
     private readonly sql: SchedulerSql,
     private readonly upgrades: UpgradeTransitions,
+    private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
   async batch(now: Date, after: string, limit: number): Promise<RuleBatch> {
@@ -60,6 +64,7 @@ export class PlanNewRule implements SchedulerRule {
               EXISTS (SELECT 1 FROM scheduled_cluster_upgrades u
                        WHERE u.cluster_id = c.id AND u.to_cluster_version = ch.kubernetes_cluster_version
                          AND (u.status = 'FAILED' OR (u.status = 'CANCELLED' AND u.cancelled_by IS DISTINCT FROM 'system'))) AS refused,
+              EXISTS (SELECT 1 FROM cluster_policy_denials d WHERE d.cluster_id = c.id) AS has_denials,
               ${upstream.columns}
          FROM behind
          JOIN clusters c ON c.id = behind.id
@@ -70,6 +75,7 @@ export class PlanNewRule implements SchedulerRule {
       [after, limit],
     );
     const done: Transitions = {};
+    const withPolicies = await this.policies.organisationsWithPolicies(candidates.map((c) => c.organisation_id));
     for (const c of candidates) {
       if (c.has_open || c.refused) continue;
       if (!newer(c.channel_version, c.version)) continue;
@@ -85,13 +91,51 @@ export class PlanNewRule implements SchedulerRule {
       const applying = covering(exclusionsOf(c, null), c.version, c.channel_version);
       const window = sequencedWindow(c.windows, c.time_zone, now, applying, gate.soakEnd);
       if (!window) continue;
-      if (await this.plan(c, window, now)) countTransition(done, 'SCHEDULED');
+      // The scheduler's change is evaluated like a person's: a Deny refuses the target version (nothing planned).
+      let verdict: PolicyVerdict | null = null;
+      if (withPolicies.has(Number(c.organisation_id))) {
+        verdict = await this.policies.check({
+          clusterId: Number(c.id),
+          operation: 'UPDATE',
+          resource: 'scheduledClusterUpgrades',
+          overrides: { version: c.channel_version },
+          user: SYSTEM_POLICY_USER,
+        });
+        if (verdict.denied.length) {
+          await this.recordDenied(c, verdict, now);
+          continue;
+        }
+      }
+      if (await this.plan(c, window, now, verdict)) countTransition(done, 'SCHEDULED');
     }
     return ruleBatch(candidates, limit, done);
   }
 
+  /**
+   * A Deny kept the upgrade of `c` to its channel's version from being planned: CLUSTER_POLICY_DENIED once per
+   * cluster, target version and policy (cluster_policy_denials), not on every pass that finds it denied again.
+   */
+  private async recordDenied(c: CandidateCluster, verdict: PolicyVerdict, now: Date): Promise<void> {
+    await this.sql.savepoint(async () => {
+      for (const f of verdict.denied) {
+        const [fresh] = await this.sql.q(
+          `INSERT INTO cluster_policy_denials (cluster_id, to_cluster_version, policy_identity, recorded_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT DO NOTHING RETURNING policy_identity`,
+          [c.id, c.channel_version, f.policy.identity, now],
+        );
+        if (!fresh) continue;
+        await this.policies.recordDenialInBackground(
+          verdict,
+          f,
+          `the upgrade from ${c.version} to ${c.channel_version} (update channel ${c.channel_name}) was not planned`,
+          { fromClusterVersion: { old: null, new: c.version }, toClusterVersion: { old: null, new: c.channel_version } },
+        );
+      }
+    });
+  }
+
   /** A SCHEDULED upgrade of `c` to its channel's version in `window`, audited; false when none was created. */
-  private async plan(c: CandidateCluster, window: { start: Date; end: Date }, now: Date): Promise<boolean> {
+  private async plan(c: CandidateCluster, window: { start: Date; end: Date }, now: Date, verdict: PolicyVerdict | null): Promise<boolean> {
     const reason =
       `update channel ${c.channel_name} moved to ${c.channel_version}` +
       (c.up_id != null ? `; upstream cluster ${c.up_subject} runs it since ${c.up_since!.toISOString()} (soak ${c.soak_hours} h)` : '');
@@ -120,6 +164,10 @@ export class PlanNewRule implements SchedulerRule {
         `system scheduled an upgrade of cluster ${upgradeSubject(row)} from ${row.from_cluster_version} to ${row.to_cluster_version} ` +
           `in the window ${describeUpgradeWindow(row.window_start, row.window_end)} (${reason})`,
       );
+      // Warn and Audit findings of the plan are recorded (nobody receives a Warning header in background work).
+      if (verdict) await this.policies.recordInBackground(verdict);
+      // A denial recorded earlier is over: a later Deny of this cluster is news again.
+      if (c.has_denials) await this.sql.q(`DELETE FROM cluster_policy_denials WHERE cluster_id = $1`, [c.id]);
       return true;
     });
     return planned === true;

@@ -33,13 +33,15 @@ export class SequenceRule implements SchedulerRule {
          LEFT JOIN maintenance_schedules ms ON ms.id = c.maintenance_schedule_id
          ${upstream.joins}
         WHERE u.status IN ('SCHEDULED','SCHEDULED_NOTIFIED') AND u.created_by = 'system' AND c.deleted_at IS NULL AND u.id > $1
+          -- a cluster policy's hold is StartRule's to keep or release
+          AND NOT u.held_by_policy
           -- found from the clusters with an upstream (clusters_upstream_idx) and the held upgrades, not from every open one
           AND u.id IN (SELECT x.id FROM clusters dc
                          JOIN scheduled_cluster_upgrades x ON x.cluster_id = dc.id AND x.status IN ('SCHEDULED','SCHEDULED_NOTIFIED')
                         WHERE dc.upstream_cluster_id IS NOT NULL AND dc.deleted_at IS NULL
                        UNION
                        SELECT x.id FROM scheduled_cluster_upgrades x
-                        WHERE x.blocked_reason IS NOT NULL AND x.status IN ('SCHEDULED','SCHEDULED_NOTIFIED'))
+                        WHERE x.blocked_reason IS NOT NULL AND NOT x.held_by_policy AND x.status IN ('SCHEDULED','SCHEDULED_NOTIFIED'))
         ORDER BY u.id
         LIMIT $2
         FOR UPDATE OF u SKIP LOCKED`,

@@ -13,6 +13,8 @@ const TERMINAL: ScheduledUpgradeStatus[] = ['SUCCEEDED', 'FAILED', 'MISSED', 'CA
 export interface OpenUpgradeRow extends UpgradeRow, ExclusionColumns {
   created_by: string;
   blocked_reason: string | null;
+  /** `blocked_reason` is a cluster policy's Deny at the start (StartRule), not rollout sequencing. */
+  held_by_policy: boolean;
   cluster_version: string;
   cluster_status: string;
   cluster_desired_status: string | null;
@@ -45,7 +47,7 @@ export class UpgradeTransitions {
    */
   open(where: string, params: unknown[], after: string, limit: number): Promise<OpenUpgradeRow[]> {
     return this.sql.q<OpenUpgradeRow>(
-      `SELECT ${UPGRADE_COLUMNS}, u.created_by, c.version AS cluster_version, c.status AS cluster_status,
+      `SELECT ${UPGRADE_COLUMNS}, u.created_by, u.held_by_policy, c.version AS cluster_version, c.status AS cluster_status,
               c.desired_status AS cluster_desired_status, c.deleted_at AS cluster_deleted_at,
               c.observed_version AS cluster_observed_version, c.last_error AS cluster_last_error, c.auto_upgrade,
               ch.name AS channel_name, ch.kubernetes_cluster_version AS channel_version,

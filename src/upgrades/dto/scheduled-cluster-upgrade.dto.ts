@@ -64,9 +64,11 @@ export class ScheduledClusterUpgradeResponse {
     type: String,
     example: 'upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)',
     description:
-      'Rollout sequencing: why the scheduler holds this upgrade (its status stays SCHEDULED; it neither starts nor misses its ' +
+      'Why the scheduler holds this upgrade. Rollout sequencing (its status stays SCHEDULED; it neither starts nor misses its ' +
       'window while held): the upstream cluster has not yet run the target version for the soak time, or its upgrade to it ' +
-      'failed. null when not held. Kept on an upgrade that was closed (superseded, cancelled) while held.',
+      'failed. A cluster policy (`policy <name>: <message>`, or `platform policy ...`): a Deny policy refused the upgrade when ' +
+      'its window opened; it is evaluated again on each pass of the window and starts once no policy denies it, else the ' +
+      'window ends in MISSED. null when not held. Kept on an upgrade that was closed (superseded, cancelled, missed) while held.',
   })
   blockedReason: string | null;
 }
