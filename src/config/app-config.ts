@@ -192,6 +192,13 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   WEBHOOK_DELIVERY_CONCURRENCY = 16;
 
+  /**
+   * Webhook delivery attempts one organisation may have in flight at once, over all replicas (claims are counted
+   * against the leases in the database), so one organisation's slow receivers cannot fill every slot.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  WEBHOOK_DELIVERY_PER_ORGANISATION = 4;
+
   /** Longest wait for a webhook receiver's answer; longer counts as a failed attempt. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   WEBHOOK_TIMEOUT_MS = 10000;
