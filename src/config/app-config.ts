@@ -61,6 +61,7 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OIDC_ISSUER_URL?: string;
 
+  /** Required `aud` of OIDC tokens; required when OIDC_ISSUER_URL is set (checked in loadConfig). */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   OIDC_AUDIENCE?: string;
 
@@ -325,6 +326,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         Object.values(e.constraints ?? {}).join('; '),
     );
     throw new ConfigValidationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  // Settings that only make sense together.
+  if (config.OIDC_ISSUER_URL && !config.OIDC_AUDIENCE) {
+    throw new ConfigValidationError(
+      'Invalid configuration:\n  OIDC_AUDIENCE is required when OIDC_ISSUER_URL is set: without an audience, a token the issuer made ' +
+        'for any other application would be accepted. Set OIDC_AUDIENCE to the audience (client id) of this service, or unset OIDC_ISSUER_URL.',
+    );
   }
   return config;
 }
