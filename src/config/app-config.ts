@@ -247,7 +247,7 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
-  /** Requests per minute per credential (or per client address when unauthenticated); 0 disables. */
+  /** Requests per minute per user on authenticated routes, else per client address; 0 disables. */
   @Transform(toInt) @IsInt() @Min(0)
   RATE_LIMIT_PER_MINUTE = 1200;
 
