@@ -77,6 +77,8 @@ function spawnReplica(ctx: WebhookBenchContext): Promise<ChildProcess> {
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
       DATABASE_POOL_SIZE: '10',
+      // Throughput of one organisation's subscriptions: its in-flight cap must not be what is measured.
+      WEBHOOK_DELIVERY_PER_ORGANISATION: String(SUBSCRIPTIONS),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

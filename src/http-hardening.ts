@@ -1,12 +1,14 @@
 import helmet from '@fastify/helmet';
 import rateLimit from '@fastify/rate-limit';
 import { BadRequestException } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'crypto';
 import type { FastifyRequest } from 'fastify';
 import { buildErrorBody } from './common/errors';
 import type { AppConfig } from './config/app-config';
 import { MetricsService } from './metrics/metrics.service';
+import { readRoutes } from './common/route-docs';
 
 /** Bounds on the shape of a JSON body, checked before any validator walks it. */
 export const BODY_SHAPE_LIMITS = { depth: 32, keysPerObject: 256, values: 20_000 };
@@ -43,16 +45,22 @@ export function bodyShapeViolation(value: unknown, limits = BODY_SHAPE_LIMITS): 
 }
 
 const UNMETERED = new Set(['/health', '/health/ready', '/metrics']);
+
 /**
- * Public routes that take their own token (the alert webhook's tenant token, a node join token): the
- * authentication guard does not meter them, so they stay under the per-address limit even with an
- * Authorization header (else a caller could flood them with made-up tokens).
+ * `METHOD /fastify/:path` of every route the authentication guard meters (every controller route not marked
+ * @Public(), read from the same metadata the guard reads). Only a request with a credential on one of these
+ * skips the per-address limit: the guard counts it against its user instead. Unmatched routes (404s), the API
+ * document and Swagger UI, and public routes that take their own token (alert webhook, node registration) stay
+ * under the per-address limit whatever Authorization header they carry (else a made-up header would lift it).
  */
-const PUBLIC_WITH_OWN_TOKEN = [/^\/api\/v1\/observability\/[^/]+\/alerts\/webhook\/?$/, /^\/api\/v1\/node-registrations\/?$/];
-const meteredByGuard = (req: FastifyRequest) => {
-  const path = req.url.split('?')[0];
-  return !!req.headers.authorization && !PUBLIC_WITH_OWN_TOKEN.some((re) => re.test(path));
-};
+function guardedRoutes(app: NestFastifyApplication): Set<string> {
+  const keys = new Set<string>();
+  for (const route of readRoutes(app.get(ModulesContainer)).values()) {
+    if (route.access.kind === 'public') continue;
+    keys.add(`${route.method.toUpperCase()} ${route.path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1')}`);
+  }
+  return keys;
+}
 
 /**
  * One error line when requests start failing because the database is unreachable, one info line when a
@@ -72,7 +80,7 @@ const databaseOutage = {
   },
 };
 
-/** Security headers, rate limiting (per credential, else per client address) and latency metrics. */
+/** Security headers, rate limiting (per user on authenticated routes, else per client address) and latency metrics. */
 export async function hardenHttp(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   const metrics = app.get(MetricsService);
   await app.register(helmet, {
@@ -89,13 +97,17 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
   });
 
   if (config.RATE_LIMIT_PER_MINUTE > 0) {
+    const guarded = guardedRoutes(app);
+    // Routing happens before onRequest, so the matched route (none for a 404) is known here.
+    const meteredByGuard = (req: FastifyRequest) =>
+      !!req.headers.authorization && !!req.routeOptions?.url && guarded.has(`${req.method === 'HEAD' ? 'GET' : req.method} ${req.routeOptions.url}`);
     await app.register(rateLimit, {
       global: true,
       max: config.RATE_LIMIT_PER_MINUTE,
       timeWindow: 60_000,
-      // Requests with a credential are limited per principal (and failed authentications per address) by the
-      // authentication guard (src/auth/request-rate-limits.ts); this limit covers anonymous callers, and the
-      // public routes with their own token, per address.
+      // Requests with a credential to a guarded route are limited per user (and failed authentications per address)
+      // by the authentication guard (src/auth/request-rate-limits.ts); this limit covers every other request per
+      // address: anonymous callers, unmatched routes, the API document, public routes with their own token.
       allowList: (req: FastifyRequest) => UNMETERED.has(req.url.split('?')[0]) || meteredByGuard(req),
       keyGenerator: (req: FastifyRequest) => `ip:${req.ip}`,
       // RateLimit-Limit / -Remaining / -Reset (the IETF draft names), as the guard sends for credentials.
@@ -110,6 +122,10 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
         return Object.assign(body, { statusCode: 429 });
       },
     });
+    // The plugin hooks every route; an unmatched request (404) has none, so the same limit (same store and
+    // options) runs for every request at the root too, before any route's own work. It runs once per request.
+    const instance = app.getHttpAdapter().getInstance();
+    instance.addHook('onRequest', instance.rateLimit());
   }
 
   const fastify = app.getHttpAdapter().getInstance();

@@ -20,6 +20,7 @@ const ACTIONS: Record<string, string> = {
   REPLACED: 'replaced',
   VALIDATED: 'validated',
   RECEIVED: 'received',
+  PINGED: 'pinged',
 };
 
 /** "CLUSTER_CREATED" + subject "production/web" -> "alice created cluster production/web". */

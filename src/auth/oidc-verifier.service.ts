@@ -41,17 +41,37 @@ export class OidcVerifier {
     try {
       const { payload } = await jwtVerify(jwt, keys, {
         issuer: this.config.OIDC_ISSUER_URL,
+        // Always set when an issuer is (loadConfig refuses an issuer without an audience).
         audience: this.config.OIDC_AUDIENCE,
-        clockTolerance: 30,
+        requiredClaims: ['exp'],
+        clockTolerance: OIDC_CLOCK_SKEW_SECONDS,
       });
+      // jose checks `nbf` and `exp` against the tolerance, and `iat` only with a maximum token age: a token issued
+      // in the future (an issuer's clock far ahead, or a token minted to be valid later) is refused here.
+      if (typeof payload.iat === 'number' && payload.iat > Date.now() / 1000 + OIDC_CLOCK_SKEW_SECONDS) {
+        throw new UnauthorizedException(
+          `The OIDC token was refused: claim 'iat' (issued at) is more than ${OIDC_CLOCK_SKEW_SECONDS} s in the future.`,
+        );
+      }
       if (!payload.sub) throw new UnauthorizedException('The OIDC token has no subject.');
       return payload as JWTPayload & { sub: string };
     } catch (e) {
       if (e instanceof UnauthorizedException) throw e;
       if (e instanceof joseErrors.JWTExpired) throw new UnauthorizedException('The OIDC token has expired.');
-      if (e instanceof joseErrors.JWTClaimValidationFailed)
-        throw new UnauthorizedException(`The OIDC token was refused: claim '${e.claim}' is not valid (${e.reason}).`);
+      if (e instanceof joseErrors.JWTClaimValidationFailed) throw new UnauthorizedException(claimRefusal(e));
       throw new UnauthorizedException('The OIDC token was refused: its signature or format is not valid.');
     }
   }
+}
+
+/** Largest difference allowed between the issuer's clock and this server's for `iat`, `nbf` and `exp`. */
+export const OIDC_CLOCK_SKEW_SECONDS = 60;
+
+const CLAIM_NAMES: Record<string, string> = { exp: 'expiry', nbf: 'not before', iat: 'issued at', aud: 'audience', iss: 'issuer' };
+
+function claimRefusal(e: InstanceType<typeof joseErrors.JWTClaimValidationFailed>): string {
+  const name = CLAIM_NAMES[e.claim] ? `'${e.claim}' (${CLAIM_NAMES[e.claim]})` : `'${e.claim}'`;
+  if (e.reason === 'missing') return `The OIDC token was refused: it has no claim ${name}; tokens must carry it.`;
+  if (e.claim === 'nbf') return `The OIDC token was refused: claim ${name} is more than ${OIDC_CLOCK_SKEW_SECONDS} s in the future.`;
+  return `The OIDC token was refused: claim ${name} is not valid (${e.reason}).`;
 }

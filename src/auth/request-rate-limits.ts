@@ -39,8 +39,9 @@ export class TooManyRequestsException extends HttpException {
 
 /**
  * Rate limits that need to know who is calling, applied by the authentication guard:
- * - authenticated requests are counted per principal (user and token), so every spelling of the same
- *   credential (`Token`, `Bearer`, extra spaces) shares one budget of RATE_LIMIT_PER_MINUTE;
+ * - authenticated requests are counted per user, whatever credential they carry (every spelling of it, every
+ *   personal access token of the user, OIDC tokens): one budget of RATE_LIMIT_PER_MINUTE per user, so creating
+ *   tokens does not multiply it;
  * - failed authentications are counted per client address with the much lower AUTH_FAILURE_LIMIT_PER_MINUTE;
  *   an address over it is refused before its credential costs a database lookup.
  * - node registrations (public, authenticated by a node join token) are counted per token, and their failed
@@ -108,10 +109,12 @@ export class RequestRateLimits {
     return res ? stateOf(failures, res) : undefined;
   }
 
-  /** Counts one request of an authenticated principal; 429 past the budget. */
+  /** Counts one request of an authenticated principal against its user's budget; 429 past it. */
   async consume(principal: Principal): Promise<RateLimitState | undefined> {
     if (!this.perPrincipal) return undefined;
-    const key = principal.token ? `user:${principal.user.id}:token:${principal.token.id}` : `user:${principal.user.id}:oidc`;
+    // Per user, whatever the credential: a new personal access token (itself created by a counted request) shares
+    // its user's budget instead of bringing a fresh one, and OIDC tokens count with the user's PATs.
+    const key = `user:${principal.user.id}`;
     try {
       return stateOf(this.perPrincipal, await this.perPrincipal.consume(key));
     } catch (e) {

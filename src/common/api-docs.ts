@@ -45,6 +45,8 @@ interface ErrorDocOptions {
   badRequest?: boolean;
   notFound?: boolean;
   conflict?: boolean | string;
+  /** The operation's own 429 (besides the request rate limits), e.g. a per-resource limit. */
+  tooManyRequests?: string;
 }
 
 /**
@@ -53,7 +55,7 @@ interface ErrorDocOptions {
  */
 export function ApiStandardErrors(opts: ErrorDocOptions = {}) {
   const decorators = [
-    ApiResponse({ status: 429, description: 'Rate limited; see Retry-After', type: ErrorBodyDto }),
+    ApiResponse({ status: 429, description: opts.tooManyRequests ? `${opts.tooManyRequests}, or rate limited; see Retry-After` : 'Rate limited; see Retry-After', type: ErrorBodyDto }),
     ApiResponse({ status: 500, description: 'Internal server error', type: ErrorBodyDto }),
     ApiResponse({ status: 503, description: 'Database unreachable', type: ErrorBodyDto }),
   ];

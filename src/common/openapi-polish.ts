@@ -56,7 +56,7 @@ const ERROR_TEXT: Record<string, [string, string]> = {
 
 /**
  * RateLimit headers (IETF draft "RateLimit header fields for HTTP"), sent when RATE_LIMIT_PER_MINUTE > 0 on the
- * answers to requests that were counted: after authentication the principal's budget, on a 401 the address's
+ * answers to requests that were counted: after authentication the user's budget, on a 401 the address's
  * failed-authentication budget, for anonymous callers the per-address budget (src/auth/request-rate-limits.ts,
  * src/http-hardening.ts). Public operations (health, the alert webhook) are not metered this way and do not list them.
  */

@@ -61,6 +61,7 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OIDC_ISSUER_URL?: string;
 
+  /** Required `aud` of OIDC tokens; required when OIDC_ISSUER_URL is set (checked in loadConfig). */
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   OIDC_AUDIENCE?: string;
 
@@ -192,6 +193,13 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   WEBHOOK_DELIVERY_CONCURRENCY = 16;
 
+  /**
+   * Webhook delivery attempts one organisation may have in flight at once, over all replicas (claims are counted
+   * against the leases in the database), so one organisation's slow receivers cannot fill every slot.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(256)
+  WEBHOOK_DELIVERY_PER_ORGANISATION = 4;
+
   /** Longest wait for a webhook receiver's answer; longer counts as a failed attempt. */
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   WEBHOOK_TIMEOUT_MS = 10000;
@@ -239,7 +247,7 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
-  /** Requests per minute per credential (or per client address when unauthenticated); 0 disables. */
+  /** Requests per minute per user on authenticated routes, else per client address; 0 disables. */
   @Transform(toInt) @IsInt() @Min(0)
   RATE_LIMIT_PER_MINUTE = 1200;
 
@@ -318,6 +326,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         Object.values(e.constraints ?? {}).join('; '),
     );
     throw new ConfigValidationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  // Settings that only make sense together.
+  if (config.OIDC_ISSUER_URL && !config.OIDC_AUDIENCE) {
+    throw new ConfigValidationError(
+      'Invalid configuration:\n  OIDC_AUDIENCE is required when OIDC_ISSUER_URL is set: without an audience, a token the issuer made ' +
+        'for any other application would be accepted. Set OIDC_AUDIENCE to the audience (client id) of this service, or unset OIDC_ISSUER_URL.',
+    );
   }
   return config;
 }

@@ -1,7 +1,8 @@
 /**
  * The delivery attempts one replica has in flight: at most `capacity` at once and at most one per subscription,
  * so a slow receiver holds one slot and cannot starve the others, and a healthy subscription receives its events
- * in order. Claims leave out `busySubscriptions()`. (Where a further limit, e.g. per organisation, belongs.)
+ * in order. Claims leave out `busySubscriptions()`. The limits over all replicas (one per subscription, and
+ * WEBHOOK_DELIVERY_PER_ORGANISATION per organisation) are counted from the leases by `WebhookDeliveryClaims`.
  */
 export class DeliverySlots {
   private readonly perSubscription = new Map<string, number>();

@@ -16,7 +16,8 @@ interface FillResult {
 
 /**
  * Delivers the outbox. A pass fills the free slots (`DeliverySlots`: WEBHOOK_DELIVERY_CONCURRENCY per replica,
- * one per subscription) with due deliveries (`WebhookDeliveryClaims`, leased); each attempt POSTs outside any
+ * one per subscription) with due deliveries (`WebhookDeliveryClaims`, leased: at most WEBHOOK_DELIVERY_PER_ORGANISATION
+ * in flight per organisation, organisations served round-robin); each attempt POSTs outside any
  * transaction (`WebhookSender`) and is recorded in a second short transaction only while the lease is still ours
  * (`WebhookDeliveryRecorder`). The loop polls every WEBHOOK_POLL_INTERVAL_MS and is woken whenever an attempt frees
  * a slot; at shutdown it stops claiming and waits for the attempts in flight (recorded before the pool closes).

@@ -1,13 +1,14 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import {
   CreateWebhookRequest,
+  MAX_PINGS_PER_SUBSCRIPTION,
   MAX_WEBHOOKS_PER_ORGANISATION,
+  PING_WINDOW_SECONDS,
   UpdateWebhookRequest,
   WebhookDeliveryResponse,
   WebhookResponse,
@@ -121,16 +122,23 @@ export class WebhooksController {
 
   @Post(':webhookIdentity/ping')
   @HttpCode(200)
-  @NoAudit()
   @RequireOrgRole('ADMIN')
   @ApiDoc({
-    summary: 'Send a WEBHOOK_PING event to this subscription only (ADMIN)',
-    description: 'Answers the queued delivery; follow it in the deliveries list.',
-    errors: '409 when the subscription is disabled.',
+    summary: 'Send a WEBHOOK_PING event to this subscription only (ADMIN; audited WEBHOOK_PINGED)',
+    description:
+      'Answers the queued delivery; follow it in the deliveries list. ' +
+      `At most ${MAX_PINGS_PER_SUBSCRIPTION} pings per subscription within ${PING_WINDOW_SECONDS} s (over all replicas).`,
+    errors:
+      '409 when the subscription is disabled. ' +
+      `429 after ${MAX_PINGS_PER_SUBSCRIPTION} pings to the subscription within ${PING_WINDOW_SECONDS} s; \`Retry-After\` says when the next is allowed.`,
   })
   @ApiParam({ name: 'webhookIdentity' })
   @ApiOkResponse({ type: WebhookDeliveryResponse })
-  @ApiStandardErrors({ badRequest: false, conflict: 'The subscription is disabled' })
+  @ApiStandardErrors({
+    badRequest: false,
+    conflict: 'The subscription is disabled',
+    tooManyRequests: `${MAX_PINGS_PER_SUBSCRIPTION} pings to this subscription within ${PING_WINDOW_SECONDS} s`,
+  })
   ping(
     @OrgContext() ctx: OrganisationContext,
     @Param('webhookIdentity') identity: string,

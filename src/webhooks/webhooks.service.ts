@@ -13,10 +13,13 @@ import { SecretBox } from '../common/secret-box';
 import { keepStoredSecret, REDACTED, SECRET_PLACEHOLDER } from '../common/secret-fields';
 import { redactUrlSecrets, urlHasSecrets } from '../common/secret-text';
 import { ValidationFailedException } from '../common/errors';
+import { TooManyRequestsException } from '../auth/request-rate-limits';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import {
   CreateWebhookRequest,
+  MAX_PINGS_PER_SUBSCRIPTION,
   MAX_WEBHOOKS_PER_ORGANISATION,
+  PING_WINDOW_SECONDS,
   UpdateWebhookRequest,
   WebhookDeliveryResponse,
   WebhookResponse,
@@ -215,20 +218,41 @@ export class WebhooksService implements OnApplicationBootstrap {
     return { ...this.toResponse(row), secret };
   }
 
-  /** Queues a WEBHOOK_PING event for this subscription only (not audited: it changes nothing). */
+  /**
+   * Queues a WEBHOOK_PING event for this subscription only; audited WEBHOOK_PINGED (it makes the service call the
+   * receiver). At most MAX_PINGS_PER_SUBSCRIPTION per PING_WINDOW_SECONDS per subscription, counted from the ping
+   * events in the database (so over all replicas); pings of one subscription take turns on its row lock.
+   */
   async ping(org: OrganisationEntity, identity: string, actor: string): Promise<WebhookDeliveryResponse> {
-    const row = await this.find(org, identity);
+    const row = await this.find(org, identity, true);
     if (!row.enabled) throw new ConflictException(`Webhook '${identity}' is disabled; enable it before sending a ping.`);
+    const now = this.clock.now();
+    const subject = `webhooks/${row.identity}`;
+    const recent: { created_at: Date }[] = await this.txHost.tx.query(
+      `SELECT created_at FROM webhook_events
+        WHERE organisation_id = $1 AND type = 'WEBHOOK_PING' AND subject = $2 AND created_at > $3 AND created_at <= $4
+        ORDER BY created_at`,
+      [org.id, subject, new Date(now.getTime() - PING_WINDOW_SECONDS * 1000), now],
+    );
+    if (recent.length >= MAX_PINGS_PER_SUBSCRIPTION) {
+      const retryAfterMs = new Date(recent[recent.length - MAX_PINGS_PER_SUBSCRIPTION].created_at).getTime() + PING_WINDOW_SECONDS * 1000 - now.getTime();
+      throw new TooManyRequestsException(
+        `Webhook '${identity}' was pinged ${MAX_PINGS_PER_SUBSCRIPTION} times in the last ${PING_WINDOW_SECONDS} s, the most allowed; ` +
+          `retry in ${Math.max(1, Math.ceil(retryAfterMs / 1000))} s.`,
+        retryAfterMs,
+      );
+    }
     await this.outbox.enqueue(
       {
         organisationId: org.id,
         type: 'WEBHOOK_PING',
-        subject: `webhooks/${row.identity}`,
+        subject,
         data: { organisation: { slug: org.slug }, actor: { identity: null, username: actor }, message: `${actor} sent a ping to webhook ${row.url}` },
       },
       Number(row.id),
     );
     const [delivery] = await this.deliveryRows(`d.subscription_id = $1`, [row.id], 'd.id DESC', 1);
+    this.record('WEBHOOK_PINGED', org, row, { delivery: { old: null, new: delivery.identity }, eventId: { old: null, new: delivery.event_identity } });
     return this.toDelivery(delivery);
   }
 

@@ -133,4 +133,16 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     expect(code).toBe(2);
     expect(err).toMatch(/PORT/);
   }, 60000);
+
+  it('an OIDC issuer without an audience stops start-up (exit code 2) naming both variables', async () => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', 'src/main.ts'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, OIDC_ISSUER_URL: 'https://login.example.com', OIDC_AUDIENCE: '' },
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code).toBe(2);
+    expect(err).toMatch(/OIDC_AUDIENCE is required when OIDC_ISSUER_URL is set/);
+  }, 60000);
 });

@@ -58,6 +58,23 @@ describe('OIDC bearer tokens', () => {
     expect(iss.status).toBe(401);
   });
 
+  it('refuses a token without exp, or issued or valid only more than 60 s ahead, naming the claim', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const refused = async (jwt: string, message: RegExp) => {
+      const res = await call(jwt);
+      expect(res.status).toBe(401);
+      expectErrorBody(res.body, 401);
+      expect(res.body.message).toMatch(message);
+    };
+    await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: null }), /has no claim 'exp' \(expiry\)/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now + 3600, expiresIn: now + 7200 }), /claim 'iat' \(issued at\) is more than 60 s in the future/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { notBefore: now + 3600 }), /claim 'nbf' \(not before\) is more than 60 s in the future/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: now - 90 }), /expired/);
+    // Within the 60 s skew: accepted (an issuer's clock a little ahead, a token just expired).
+    await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now + 30, notBefore: now + 30 })).expect(200);
+    await call(await issuer.sign({ sub: 'subject-123' }, { expiresIn: now - 20 })).expect(200);
+  });
+
   it('refuses a token without subject', async () => {
     const res = await call(await issuer.sign({}));
     expect(res.status).toBe(401);

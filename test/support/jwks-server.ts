@@ -30,13 +30,21 @@ export class TestIssuer {
     this.url = `http://127.0.0.1:${(this.server!.address() as AddressInfo).port}`;
   }
 
-  async sign(claims: Record<string, unknown>, opts: { audience?: string; expiresIn?: string | number; issuer?: string; key?: SigningKey } = {}): Promise<string> {
+  /**
+   * A signed token with `iss`, `aud`, `iat` (now, or `issuedAt` in epoch seconds) and `exp` (in 5 min, or
+   * `expiresIn`; `null` leaves `exp` out); `notBefore` (epoch seconds) adds `nbf`.
+   */
+  async sign(
+    claims: Record<string, unknown>,
+    opts: { audience?: string; expiresIn?: string | number | null; issuer?: string; key?: SigningKey; issuedAt?: number; notBefore?: number } = {},
+  ): Promise<string> {
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
-      .setIssuedAt()
+      .setIssuedAt(opts.issuedAt)
       .setIssuer(opts.issuer ?? this.url)
-      .setAudience(opts.audience ?? 'cms-api')
-      .setExpirationTime(opts.expiresIn ?? '5m');
+      .setAudience(opts.audience ?? 'cms-api');
+    if (opts.expiresIn !== null) jwt.setExpirationTime(opts.expiresIn ?? '5m');
+    if (opts.notBefore !== undefined) jwt.setNotBefore(opts.notBefore);
     return jwt.sign(opts.key ?? this.privateKey);
   }
 

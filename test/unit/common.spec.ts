@@ -117,6 +117,15 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses OIDC_ISSUER_URL without OIDC_AUDIENCE, naming both', () => {
+    expect(() => loadConfig({ OIDC_ISSUER_URL: 'https://login.example.com' })).toThrow(ConfigValidationError);
+    expect(() => loadConfig({ OIDC_ISSUER_URL: 'https://login.example.com', OIDC_AUDIENCE: '' })).toThrow(
+      /OIDC_AUDIENCE is required when OIDC_ISSUER_URL is set/,
+    );
+    expect(loadConfig({ OIDC_ISSUER_URL: 'https://login.example.com', OIDC_AUDIENCE: 'cms' }).OIDC_AUDIENCE).toBe('cms');
+    expect(loadConfig({}).OIDC_ISSUER_URL).toBeUndefined();
+  });
+
   it('applies defaults', () => {
     const c = loadConfig({});
     expect(c.PORT).toBe(8080);

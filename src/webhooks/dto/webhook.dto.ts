@@ -9,6 +9,9 @@ export const WEBHOOK_URL_SECRET: SecretOptions = { kind: 'url', readableFrom: 'A
 
 export const MAX_WEBHOOK_EVENT_TYPES = 50;
 export const MAX_WEBHOOKS_PER_ORGANISATION = 25;
+/** Pings one subscription may be sent within PING_WINDOW_SECONDS (over all replicas: counted in the database). */
+export const MAX_PINGS_PER_SUBSCRIPTION = 5;
+export const PING_WINDOW_SECONDS = 60;
 export const WEBHOOK_DELIVERY_STATUSES = ['PENDING', 'DELIVERED', 'FAILED'] as const;
 
 /** `eventTypes` holds `*` or known event types only (a misspelt type would never deliver). */

@@ -1,0 +1,86 @@
+import { createOrgFixture, OrgFixture } from '../clusters/cluster-fixtures';
+import { startTestApp, TestApp } from '../support/test-app';
+import { Receiver, waitFor } from './receiver';
+
+/** The delivery loop runs by itself here (background jobs on; the other loops kept quiet). */
+const POLL_MS = 300;
+const PER_ORGANISATION = 4;
+/** The noisy organisation's receiver: far slower than a poll interval, so waiting for it shows. */
+const SLOW_MS = 4000;
+const ENV = {
+  BACKGROUND_JOBS_ENABLED: 'true',
+  RECONCILE_INTERVAL_SECONDS: '600',
+  SCHEDULER_INTERVAL_SECONDS: '0',
+  OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false',
+  OUTBOUND_ALLOWLIST: '127.0.0.1',
+  WEBHOOK_POLL_INTERVAL_MS: String(POLL_MS),
+  WEBHOOK_DELIVERY_CONCURRENCY: '16',
+  WEBHOOK_DELIVERY_PER_ORGANISATION: String(PER_ORGANISATION),
+  WEBHOOK_TIMEOUT_MS: String(SLOW_MS * 3),
+};
+
+describe('fair webhook delivery', () => {
+  let t: TestApp;
+  let receiver: Receiver;
+  let slowInFlight = 0;
+  let slowMaxInFlight = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp(ENV);
+    receiver = await new Receiver().start();
+    receiver.respond = (r) => {
+      if (!r.path.startsWith('/slow')) return { status: 204 };
+      slowInFlight++;
+      slowMaxInFlight = Math.max(slowMaxInFlight, slowInFlight);
+      setTimeout(() => slowInFlight--, SLOW_MS);
+      return { status: 204, delayMs: SLOW_MS };
+    };
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.stop();
+  });
+
+  const hook = async (f: OrgFixture, path: string) => {
+    const res = await t.as(f.users.admin.token).post(`/api/v1/orgs/${f.orgSlug}/webhooks`).send({ url: receiver.url(path), eventTypes: ['WEBHOOK_PING'] });
+    expect(res.status).toBe(200);
+    return res.body.identity as string;
+  };
+  const ping = async (f: OrgFixture, identity: string) =>
+    expect((await t.as(f.users.admin.token).post(`/api/v1/orgs/${f.orgSlug}/webhooks/${identity}/ping`)).status).toBe(200);
+
+  /** From the ping's answer until the receiver has the delivery. */
+  async function deliveryTime(f: OrgFixture, identity: string, path: string): Promise<number> {
+    const before = receiver.on(path).length;
+    await ping(f, identity);
+    const started = performance.now();
+    await waitFor(() => receiver.on(path).length > before, SLOW_MS * 10);
+    return performance.now() - started;
+  }
+
+  it("one organisation's 20 slow subscriptions (pinged twice each) do not delay another's delivery beyond a poll interval", async () => {
+    const noisy = await createOrgFixture(t);
+    const quiet = await createOrgFixture(t);
+    const quietHook = await hook(quiet, '/quiet');
+    // Unloaded: the quiet organisation's delivery time with nothing else to deliver (each includes a wait for the
+    // next poll, between 0 and POLL_MS; the slowest of three counts).
+    let unloaded = 0;
+    for (let i = 0; i < 3; i++) unloaded = Math.max(unloaded, await deliveryTime(quiet, quietHook, '/quiet'));
+
+    const noisyHooks: string[] = [];
+    for (let i = 0; i < 20; i++) noisyHooks.push(await hook(noisy, `/slow-${i}`));
+    for (const h of noisyHooks) await ping(noisy, h);
+    for (const h of noisyHooks) await ping(noisy, h);
+    // The noisy organisation's attempts are under way (each holds its slot for SLOW_MS).
+    await waitFor(() => slowInFlight >= PER_ORGANISATION, SLOW_MS * 2);
+
+    const loaded = await deliveryTime(quiet, quietHook, '/quiet');
+    // At most one poll interval beyond its own unloaded time; waiting for a slow receiver to free a slot would
+    // take up to SLOW_MS, far beyond.
+    expect(loaded).toBeLessThanOrEqual(POLL_MS + unloaded * 2);
+    expect(loaded).toBeLessThan(SLOW_MS / 2);
+    // The noisy organisation never had more than its share in flight, and keeps being served.
+    await waitFor(() => receiver.received.filter((r) => r.path.startsWith('/slow')).length >= PER_ORGANISATION * 2, SLOW_MS * 4);
+    expect(slowMaxInFlight).toBe(PER_ORGANISATION);
+  }, 60_000);
+});
