@@ -140,6 +140,9 @@ export async function createApp(
       bodyLimit: config.BODY_LIMIT_BYTES,
       // Fastify's own error and 404 answers use the service's error body.
       return503OnClosing: true,
+      // At close, connections without a request in flight are closed at once (keep-alive clients do not hold
+      // the shutdown); those with one close after its response (the onSend hook below).
+      forceCloseConnections: 'idle',
       requestIdHeader: 'x-request-id',
       requestIdLogLabel: 'reqId',
       loggerInstance: options.quiet ? undefined : requestLogger(config, options.logDestination),
@@ -168,6 +171,12 @@ export async function createApp(
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);
     const fastify = app.getHttpAdapter().getInstance();
+    // While draining, every response closes its connection, so a keep-alive client neither holds the shutdown
+    // nor sends its next request to an instance that is going away.
+    fastify.addHook('onSend', (_request, reply, payload, done) => {
+      if (state.draining) void reply.header('connection', 'close');
+      done(null, payload);
+    });
     // JSON bodies only: without a text parser, other content types are 415.
     fastify.removeContentTypeParser(['text/plain']);
     // An empty body with a JSON content type is a request without a body (clients send the header on
@@ -204,10 +213,14 @@ export async function createApp(
       async close() {
         state.draining = true;
         if (config.SHUTDOWN_DELAY_MS > 0) await new Promise((r) => setTimeout(r, config.SHUTDOWN_DELAY_MS));
-        await Promise.race([
-          fastify.close(),
-          new Promise((r) => setTimeout(r, config.SHUTDOWN_GRACE_MS).unref()),
+        const closed = fastify.close();
+        const drained = await Promise.race([
+          closed.then(() => true),
+          new Promise<boolean>((r) => setTimeout(() => r(false), config.SHUTDOWN_GRACE_MS).unref()),
         ]);
+        // Requests still running after the grace period are cut off, so the shutdown does not wait for them.
+        if (!drained) fastify.server.closeAllConnections();
+        await closed;
         await app.close();
         if (embedded) await embedded.stop();
       },

@@ -43,10 +43,11 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     process.stdout.write(`${signal} received: finishing in-flight requests and stopping\n`);
+    // Draining (delay and grace), then the background passes, the pool and the embedded database: 5 s for those.
     const timer = setTimeout(() => {
       process.stderr.write('Shutdown took too long; exiting\n');
       process.exit(1);
-    }, config.SHUTDOWN_GRACE_MS + 5000);
+    }, config.SHUTDOWN_DELAY_MS + config.SHUTDOWN_GRACE_MS + 5000);
     timer.unref();
     try {
       await running.close();

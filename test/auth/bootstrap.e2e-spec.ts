@@ -44,6 +44,13 @@ describe('bootstrap administrator', () => {
 });
 
 
+/** Polls the output (a loaded machine may deliver the last lines later) instead of sleeping a fixed time. */
+async function outputShows(output: () => string, text: string, timeoutMs = 30_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end && !output().includes(text)) await new Promise((r) => setTimeout(r, 50));
+  return output().includes(text);
+}
+
 function startService(dataDir: string, port: number): { child: ChildProcess; output: () => string; ready: Promise<void>; exited: Promise<number | null> } {
   let out = '';
   const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' };
@@ -82,7 +89,7 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     expect(run1.output()).toContain(`personal access token (shown once): ${token}`);
     // The start-up output ends with the addresses and the admin token; Nest's route lines are debug only;
     // no secret of the data directory reaches the output.
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await outputShows(run1.output, 'Authorization: Token <token>')).toBe(true);
     const lines1 = run1.output().trim().split('\n');
     expect(lines1.slice(-8).join('\n')).toMatch(/Swagger UI: http:\/\/127\.0\.0\.1:\d+\/swagger-ui[\s\S]*Authorization: Token <token>/);
     expect(run1.output()).not.toContain('Mapped {');
@@ -102,7 +109,7 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     const run2 = startService(dataDir, port2);
     await run2.ready;
     expect(run2.output()).not.toContain('shown once');
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await outputShows(run2.output, `Admin token: ${tokenFile}`)).toBe(true);
     expect(run2.output().trim().split('\n').pop()).toContain(`Admin token: ${tokenFile}`);
     const again = await fetch(`http://127.0.0.1:${port2}/sts/v1/personal-access-tokens`, { headers: { Authorization: `Token ${token}` } });
     expect(again.status).toBe(200);

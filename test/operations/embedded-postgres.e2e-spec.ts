@@ -45,7 +45,7 @@ describe('embedded PostgreSQL lifecycle', () => {
 
       const pid = postmasterPid(dataDir);
       process.kill(pid, 'SIGKILL');
-      expect(await until(async () => (await request(server).get('/health')).status === 503, 10_000)).toBe(true);
+      expect(await until(async () => (await request(server).get('/health')).status === 503, 30_000)).toBe(true);
       expect(await until(async () => (await request(server).get('/health')).status === 200, 30_000)).toBe(true);
       expect(postmasterPid(dataDir)).not.toBe(pid);
       expect(await until(async () => (await request(server).get('/health/ready')).status === 200, 15_000)).toBe(true);
