@@ -24,11 +24,6 @@ function mayReadSecrets(ctx: OrganisationContext, principal: Principal): boolean
   return mayReadSecret(ALERTING_CONFIG_SECRET, secretReaderOf({ organisationContext: ctx, user: principal }));
 }
 
-/** Who a check is counted against: the member (platform administrators outside the organisation by organisation). */
-function callerKey(ctx: OrganisationContext): string {
-  return ctx.member ? `member:${ctx.member.id}` : `organisation:${ctx.organisation.id}`;
-}
-
 @ApiTags('Observability')
 @ApiStandardErrors()
 @ApiParam({ name: 'organisationSlug', description: 'Slug of the organisation (also written organizationSlug in the interface)' })
@@ -115,7 +110,7 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: MessageResponse })
   replaceAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
+    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body);
   }
 
   @Post('monitoring/:tenantSlug/alerting/validate')
@@ -128,7 +123,7 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: AlertingValidationResponse })
   validateAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
+    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body);
   }
 
   @Post('monitoring/:tenantSlug/alert-webhook-token')
@@ -217,7 +212,7 @@ export class MonitoringController {
     @Param('environmentSlug') environmentSlug: string,
     @Body() body: AlertingConfigurationRequest,
   ) {
-    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body, callerKey(ctx));
+    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body);
   }
 
   @Post('environments/:environmentSlug/metrics/alerting/default-rules')
