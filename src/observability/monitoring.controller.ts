@@ -6,6 +6,7 @@ import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { mayReadSecret, secretReaderOf } from '../common/secret-fields';
+import { ApiExecutorErrors } from '../executor/executor-docs';
 import { AlertingConfigService } from './alerting-config.service';
 import { AlertsService } from './alerts.service';
 import {
@@ -83,6 +84,7 @@ export class MonitoringController {
   }
 
   @Get('monitoring/:tenantSlug/alerting')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Read the tenant's alerting configuration",
@@ -102,6 +104,7 @@ export class MonitoringController {
   }
 
   @Post('monitoring/:tenantSlug/alerting')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiDoc({
@@ -114,6 +117,7 @@ export class MonitoringController {
   }
 
   @Post('monitoring/:tenantSlug/alerting/validate')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @NoAudit()
   @RequireOrgRole('VIEWER')
@@ -141,6 +145,7 @@ export class MonitoringController {
   }
 
   @Get('alerts')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Every alert of the organisation's monitoring tenants, each with its tenant (firing first)",
@@ -155,6 +160,7 @@ export class MonitoringController {
   }
 
   @Get('alerts-summary')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: 'How many alerts fire, are silenced and are resolved, per monitoring tenant',
@@ -168,6 +174,7 @@ export class MonitoringController {
   }
 
   @Get('alerts/:tenantSlug')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: 'Alerts of one monitoring tenant (firing first)',
@@ -182,6 +189,7 @@ export class MonitoringController {
   }
 
   @Get('environments/:environmentSlug/metrics/alerting')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Read the environment's alerting configuration",
@@ -200,6 +208,7 @@ export class MonitoringController {
   }
 
   @Post('environments/:environmentSlug/metrics/alerting')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiDoc({
