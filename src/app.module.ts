@@ -11,6 +11,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { JobsModule } from './jobs/jobs.module';
+import { ExecutorModule } from './executor/executor.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
@@ -64,6 +65,7 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         MetricsModule,
         JobsModule,
+        ExecutorModule,
         AuditModule,
         AuthModule,
         ...FEATURE_MODULES,

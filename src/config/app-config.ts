@@ -231,6 +231,18 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   RETENTION_BATCH_SIZE = 5000;
 
+  /** Worker threads of the executor that parses, validates and matches user input off the event loop (src/executor). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(64)
+  EXECUTOR_THREADS = 2;
+
+  /** How long one executor task may run, counted from its start; then it alone is stopped and answered 422. */
+  @Transform(toInt) @IsInt() @Min(100) @Max(600000)
+  EXECUTOR_TASK_TIMEOUT_MS = 10000;
+
+  /** Executor tasks one organisation may have waiting; more are answered 429. */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10000)
+  EXECUTOR_QUEUE_PER_ORGANISATION = 16;
+
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 

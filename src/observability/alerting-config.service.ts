@@ -1,5 +1,5 @@
 import { SecretBox } from '../common/secret-box';
-import { redactAlertingSecrets, restoreAlertingSecrets, SECRET_PLACEHOLDER } from './alerting-secrets';
+import { SECRET_PLACEHOLDER } from './alerting-secrets';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
@@ -11,7 +11,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
-import { AlertingChecker } from './alerting-checker';
+import { Executor } from '../executor/executor';
 import { AlertingProblem, checkRuleFile, describeProblem } from './alerting-validation';
 import {
   AlertingConfigurationRequest,
@@ -42,6 +42,9 @@ export function loadDefaultRules(): string {
   if (problems.length) throw new Error(`${file} is not a valid rule file: ${problems.map(describeProblem).join('; ')}`);
   return text;
 }
+
+/** Executor work is queued per organisation (src/executor). */
+const executorKey = (org: OrganisationEntity) => `organisation:${org.id}`;
 
 interface StoredConfig {
   alertingConfig: string | null;
@@ -77,7 +80,7 @@ export class AlertingConfigService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
-    private readonly checker: AlertingChecker,
+    private readonly executor: Executor,
     private readonly secrets: SecretBox,
   ) {}
 
@@ -93,9 +96,10 @@ export class AlertingConfigService implements OnModuleInit {
   }
 
   /** Puts back stored secrets where the request sent `<secret>`; 400 where nothing is stored there. */
-  private withStoredSecrets(next: StoredConfig, before: StoredConfig): StoredConfig {
-    if (!next.alertingConfig) return next;
-    const { text, missing } = restoreAlertingSecrets(next.alertingConfig, before.alertingConfig);
+  private async withStoredSecrets(org: OrganisationEntity, next: StoredConfig, before: StoredConfig): Promise<StoredConfig> {
+    // Only a document holding the placeholder needs parsing (on the executor: the event loop never parses YAML).
+    if (!next.alertingConfig || !next.alertingConfig.includes(SECRET_PLACEHOLDER)) return next;
+    const { text, missing } = await this.executor.run(executorKey(org), 'alerting.restore', { text: next.alertingConfig, stored: before.alertingConfig });
     if (missing.length) {
       throw new ValidationFailedException(
         missing.map((path) => ({ field: `alertingConfig.${path}`, message: `alertingConfig.${path} is ${SECRET_PLACEHOLDER} but no value is stored there` })),
@@ -108,15 +112,20 @@ export class AlertingConfigService implements OnModuleInit {
     this.defaultRules = loadDefaultRules();
   }
 
+  private check(org: OrganisationEntity, body: AlertingConfigurationRequest): Promise<AlertingProblem[]> {
+    const input = { alertingConfig: body.alertingConfig, ruleFiles: body.ruleFiles, templateFiles: body.templateFiles };
+    return this.executor.run(executorKey(org), 'alerting.check', input);
+  }
+
   /** Problems of a configuration, each with its file and, where known, line and column. */
-  async validate(body: AlertingConfigurationRequest, caller: string): Promise<AlertingValidationResponse> {
-    const errors = await this.checker.check(body, caller);
+  async validate(org: OrganisationEntity, body: AlertingConfigurationRequest): Promise<AlertingValidationResponse> {
+    const errors = await this.check(org, body);
     return { valid: errors.length === 0, errors };
   }
 
   /** 400 naming each file and problem; nothing is stored. */
-  private async assertValid(body: AlertingConfigurationRequest, caller: string): Promise<StoredConfig> {
-    const problems: AlertingProblem[] = await this.checker.check(body, caller);
+  private async assertValid(org: OrganisationEntity, body: AlertingConfigurationRequest): Promise<StoredConfig> {
+    const problems: AlertingProblem[] = await this.check(org, body);
     if (problems.length) {
       throw new ValidationFailedException(
         problems.map((p) => ({ field: p.file, message: describeProblem(p) })),
@@ -131,10 +140,10 @@ export class AlertingConfigService implements OnModuleInit {
   }
 
   /** Roles below MEMBER and READ_ONLY tokens see `<secret>` in place of receiver credentials. */
-  private toResponse(c: StoredConfig | undefined, reveal: boolean): AlertingConfigurationResponse {
+  private async toResponse(org: OrganisationEntity, c: StoredConfig | undefined, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const text = c?.alertingConfig ?? '';
     return {
-      alertingConfig: reveal || !text ? text : redactAlertingSecrets(text),
+      alertingConfig: reveal || !text.trim() ? text : await this.executor.run(executorKey(org), 'alerting.redact', text),
       ruleFiles: c?.ruleFiles ?? {},
       templateFiles: c?.templateFiles ?? {},
     };
@@ -172,19 +181,18 @@ export class AlertingConfigService implements OnModuleInit {
 
   async getForEnvironment(org: OrganisationEntity, envSlug: string, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const env = await this.environment(org, envSlug);
-    return this.toResponse(await this.environmentConfig(env.id), reveal);
+    return this.toResponse(org, await this.environmentConfig(env.id), reveal);
   }
 
   async replaceForEnvironment(
     org: OrganisationEntity,
     envSlug: string,
     body: AlertingConfigurationRequest,
-    caller: string,
   ): Promise<MessageResponse> {
-    const checked = await this.assertValid(body, caller);
+    const checked = await this.assertValid(org, body);
     const env = await this.environment(org, envSlug);
     const before = this.toStored(await this.environmentConfig(env.id, true));
-    const next = this.withStoredSecrets(checked, before);
+    const next = await this.withStoredSecrets(org, checked, before);
     await this.storeEnvironmentConfig(env.id, next);
     this.audit.record({
       type: 'ALERTING_CONFIGURATION_UPDATED',
@@ -217,7 +225,7 @@ export class AlertingConfigService implements OnModuleInit {
 
   async getForTenant(org: OrganisationEntity, tenantSlug: string, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const tenant = await this.tenants.findRow(org, tenantSlug);
-    return this.toResponse(await this.tenantConfig(tenant.id), reveal);
+    return this.toResponse(org, await this.tenantConfig(tenant.id), reveal);
   }
 
   private async tenantConfig(tenantId: string): Promise<StoredConfig> {
@@ -233,12 +241,11 @@ export class AlertingConfigService implements OnModuleInit {
     org: OrganisationEntity,
     tenantSlug: string,
     body: AlertingConfigurationRequest,
-    caller: string,
   ): Promise<MessageResponse> {
-    const checked = await this.assertValid(body, caller);
+    const checked = await this.assertValid(org, body);
     const tenant = await this.tenants.findRow(org, tenantSlug, { lock: true });
     const before = await this.tenantConfig(tenant.id);
-    const next = this.withStoredSecrets(checked, before);
+    const next = await this.withStoredSecrets(org, checked, before);
     await this.txHost.tx.query(
       `UPDATE observability_tenants SET alerting_config = $2, rule_files = $3::jsonb, template_files = $4::jsonb, modified_at = $5 WHERE id = $1`,
       [tenant.id, this.seal(next.alertingConfig, `tenant-alerting:${tenant.id}`), JSON.stringify(next.ruleFiles), JSON.stringify(next.templateFiles), this.clock.now()],
@@ -260,9 +267,8 @@ export class AlertingConfigService implements OnModuleInit {
     org: OrganisationEntity,
     tenantSlug: string,
     body: AlertingConfigurationRequest,
-    caller: string,
   ): Promise<AlertingValidationResponse> {
     await this.tenants.findRow(org, tenantSlug);
-    return this.validate(body, caller);
+    return this.validate(org, body);
   }
 }

@@ -192,6 +192,12 @@ function findSecrets(doc: ReturnType<typeof parseDocument>): FoundSecret[] {
   return found;
 }
 
+/**
+ * The library's unique-key check is quadratic in a mapping's size (seconds for a 128 KiB map); stored documents were
+ * checked for duplicates when written (alerting-validation.ts), and a repeated key is searched like any other.
+ */
+const PARSE_OPTIONS = { uniqueKeys: false } as const;
+
 /** Whether the text holds the document-wide placeholder (what an unparsable document is shown as). */
 const isWholePlaceholder = (text: string) => text.trim() === SECRET_PLACEHOLDER;
 
@@ -201,7 +207,7 @@ const isWholePlaceholder = (text: string) => text.trim() === SECRET_PLACEHOLDER;
  */
 export function redactAlertingSecrets(text: string): string {
   if (!text.trim()) return text;
-  const doc = parseDocument(text);
+  const doc = parseDocument(text, PARSE_OPTIONS);
   if (doc.errors.length) return SECRET_PLACEHOLDER;
   const found = findSecrets(doc);
   if (!found.length) return text;
@@ -216,11 +222,11 @@ export function redactAlertingSecrets(text: string): string {
 export function restoreAlertingSecrets(text: string, stored: string | null): { text: string; missing: string[] } {
   if (isWholePlaceholder(text)) return stored ? { text: stored, missing: [] } : { text, missing: ['(whole document)'] };
   if (!text.includes(SECRET_PLACEHOLDER)) return { text, missing: [] };
-  const doc = parseDocument(text);
+  const doc = parseDocument(text, PARSE_OPTIONS);
   if (doc.errors.length) return { text, missing: [] };
   const placeholders = findSecrets(doc).filter((f) => f.node.value === SECRET_PLACEHOLDER);
   if (!placeholders.length) return { text, missing: [] };
-  const storedDoc = stored ? parseDocument(stored) : null;
+  const storedDoc = stored ? parseDocument(stored, PARSE_OPTIONS) : null;
   const storedSecrets = new Map<string, unknown>();
   if (storedDoc && !storedDoc.errors.length) {
     for (const s of findSecrets(storedDoc)) {

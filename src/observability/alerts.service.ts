@@ -13,7 +13,8 @@ import { flattenValidationErrors, ValidationFailedException } from '../common/er
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, TenantAlertCounts, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
-import { SilenceMatcher, silenceMutes } from './silence-rules';
+import { Executor } from '../executor/executor';
+import { SilenceMatcher, silencedBy, usesRegex } from './silence-rules';
 import { SilencesService } from './silences.service';
 
 const MAX_LABELS = 100;
@@ -82,6 +83,7 @@ export class AlertsService {
     private readonly silences: SilencesService,
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
+    private readonly executor: Executor,
   ) {}
 
   /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */
@@ -204,8 +206,7 @@ export class AlertsService {
    * One alert as the lists answer it: today's fields plus the original client's `ObservabilityAlert` fields
    * (`state`, `activeAt`, `value`). A firing alert that an active silence matches is `suppressed`.
    */
-  private toAlert(r: AlertRow, active: { id: string; matchers: SilenceMatcher[] }[] = []): TenantAlert {
-    const silencedBy = r.status === 'firing' ? active.filter((s) => silenceMutes(s.matchers, r.labels)).map((s) => s.id) : [];
+  private toAlert(r: AlertRow, silencedBy: string[]): TenantAlert {
     return {
       fingerprint: r.fingerprint,
       status: r.status,
@@ -230,6 +231,31 @@ export class AlertsService {
     );
   }
 
+  /**
+   * The alerts of each group (a tenant's alerts with its active silences) as answered, each with the silences that
+   * mute it. Silences with regular expressions are matched on the executor, in one task for the whole request (user
+   * patterns, label values up to 8 KiB, every alert against every silence); literal matchers are plain comparisons
+   * and stay here.
+   */
+  private async withSilences(
+    org: OrganisationEntity,
+    groups: { rows: AlertRow[]; active?: { id: string; matchers: SilenceMatcher[] }[] }[],
+  ): Promise<TenantAlert[][]> {
+    const work = groups.map(({ rows, active = [] }) => {
+      const firing = active.length ? rows.filter((r) => r.status === 'firing') : [];
+      return { rows, firing, silences: active };
+    });
+    const regex = work.filter((w) => w.firing.length && usesRegex(w.silences));
+    const matched = regex.length
+      ? await this.executor.run(`organisation:${org.id}`, 'silences.match', regex.map((w) => ({ silences: w.silences, alerts: w.firing.map((r) => r.labels) })))
+      : [];
+    return work.map((w) => {
+      const muted = !w.firing.length ? [] : regex.includes(w) ? matched[regex.indexOf(w)] : silencedBy(w.silences, w.firing.map((r) => r.labels));
+      const byAlert = new Map(w.firing.map((r, i) => [r, muted[i]]));
+      return w.rows.map((r) => this.toAlert(r, byAlert.get(r) ?? []));
+    });
+  }
+
   /** The non-deleted tenants of the organisation with their stored alerts and active silences. */
   private async organisationAlerts(org: OrganisationEntity): Promise<{ tenant: TenantRow; alerts: TenantAlert[] }[]> {
     const tenants: TenantRow[] = await this.txHost.tx.query(
@@ -239,10 +265,11 @@ export class AlertsService {
     const ids = tenants.map((t) => String(t.id));
     const rows = await this.alertsOf(ids);
     const active = await this.silences.activeByTenant(ids, this.clock.now());
-    return tenants.map((tenant) => ({
-      tenant,
-      alerts: rows.filter((r) => String(r.tenant_id) === String(tenant.id)).map((r) => this.toAlert(r, active.get(String(tenant.id)))),
-    }));
+    const alerts = await this.withSilences(
+      org,
+      tenants.map((tenant) => ({ rows: rows.filter((r) => String(r.tenant_id) === String(tenant.id)), active: active.get(String(tenant.id)) })),
+    );
+    return tenants.map((tenant, i) => ({ tenant, alerts: alerts[i] }));
   }
 
   private static tenantRefs(t: TenantRow): Pick<Alerts, 'tenantSlug' | 'clusterSlug' | 'environmentSlug'> {
@@ -273,6 +300,7 @@ export class AlertsService {
   async listForTenant(org: OrganisationEntity, tenantSlug: string): Promise<TenantAlert[]> {
     const tenant = await this.tenants.findRow(org, tenantSlug);
     const active = (await this.silences.activeByTenant([String(tenant.id)], this.clock.now())).get(String(tenant.id));
-    return (await this.alertsOf([String(tenant.id)])).map((r) => this.toAlert(r, active));
+    const [alerts] = await this.withSilences(org, [{ rows: await this.alertsOf([String(tenant.id)]), active }]);
+    return alerts;
   }
 }

@@ -6,6 +6,7 @@ import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { mayReadSecret, secretReaderOf } from '../common/secret-fields';
+import { ApiExecutorErrors } from '../executor/executor-docs';
 import { AlertingConfigService } from './alerting-config.service';
 import { AlertsService } from './alerts.service';
 import {
@@ -22,11 +23,6 @@ import { TenantsService } from './tenants.service';
 /** Receiver credentials in alerting configurations: as their declaration says (members of that role, not READ_ONLY tokens). */
 function mayReadSecrets(ctx: OrganisationContext, principal: Principal): boolean {
   return mayReadSecret(ALERTING_CONFIG_SECRET, secretReaderOf({ organisationContext: ctx, user: principal }));
-}
-
-/** Who a check is counted against: the member (platform administrators outside the organisation by organisation). */
-function callerKey(ctx: OrganisationContext): string {
-  return ctx.member ? `member:${ctx.member.id}` : `organisation:${ctx.organisation.id}`;
 }
 
 @ApiTags('Observability')
@@ -88,6 +84,7 @@ export class MonitoringController {
   }
 
   @Get('monitoring/:tenantSlug/alerting')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Read the tenant's alerting configuration",
@@ -107,6 +104,7 @@ export class MonitoringController {
   }
 
   @Post('monitoring/:tenantSlug/alerting')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiDoc({
@@ -115,10 +113,11 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: MessageResponse })
   replaceAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
+    return this.alerting.replaceForTenant(ctx.organisation, tenantSlug, body);
   }
 
   @Post('monitoring/:tenantSlug/alerting/validate')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @NoAudit()
   @RequireOrgRole('VIEWER')
@@ -128,7 +127,7 @@ export class MonitoringController {
   })
   @ApiOkResponse({ type: AlertingValidationResponse })
   validateAlerting(@OrgContext() ctx: OrganisationContext, @Param('tenantSlug') tenantSlug: string, @Body() body: AlertingConfigurationRequest) {
-    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body, callerKey(ctx));
+    return this.alerting.validateForTenant(ctx.organisation, tenantSlug, body);
   }
 
   @Post('monitoring/:tenantSlug/alert-webhook-token')
@@ -146,6 +145,7 @@ export class MonitoringController {
   }
 
   @Get('alerts')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Every alert of the organisation's monitoring tenants, each with its tenant (firing first)",
@@ -160,6 +160,7 @@ export class MonitoringController {
   }
 
   @Get('alerts-summary')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: 'How many alerts fire, are silenced and are resolved, per monitoring tenant',
@@ -173,6 +174,7 @@ export class MonitoringController {
   }
 
   @Get('alerts/:tenantSlug')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: 'Alerts of one monitoring tenant (firing first)',
@@ -187,6 +189,7 @@ export class MonitoringController {
   }
 
   @Get('environments/:environmentSlug/metrics/alerting')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: "Read the environment's alerting configuration",
@@ -205,6 +208,7 @@ export class MonitoringController {
   }
 
   @Post('environments/:environmentSlug/metrics/alerting')
+  @ApiExecutorErrors()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiDoc({
@@ -217,7 +221,7 @@ export class MonitoringController {
     @Param('environmentSlug') environmentSlug: string,
     @Body() body: AlertingConfigurationRequest,
   ) {
-    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body, callerKey(ctx));
+    return this.alerting.replaceForEnvironment(ctx.organisation, environmentSlug, body);
   }
 
   @Post('environments/:environmentSlug/metrics/alerting/default-rules')

@@ -1,6 +1,5 @@
 import { SilencesController } from './silences.controller';
 import { SilencesService } from './silences.service';
-import { AlertingChecker } from './alerting-checker';
 import { Module } from '@nestjs/common';
 import { OutboundPolicy } from '../common/outbound-policy';
 import { AlertingConfigService } from './alerting-config.service';
@@ -17,7 +16,6 @@ import { TenantsService } from './tenants.service';
 @Module({
   controllers: [MonitoringController, IntegrationsController, AlertsWebhookController, SilencesController],
   providers: [
-    AlertingChecker,
     SilencesService,
     OutboundPolicy,
     TenantsService,

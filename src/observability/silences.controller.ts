@@ -3,6 +3,7 @@ import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { ApiExecutorErrors } from '../executor/executor-docs';
 
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
 import { SilencesService } from './silences.service';
@@ -28,12 +29,15 @@ export class SilencesController {
   }
 
   @Post()
+  @ApiExecutorErrors()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiDoc({
     summary: 'Create a silence (audited ALERT_SILENCE_CREATED)',
     description:
-      'At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt ' +
+      'At least one matcher (at most 20), and at least one that does not match the empty string (Alertmanager\'s rule: a ' +
+      'silence may not match every alert); regular expressions are RE2 (Alertmanager\'s syntax, linear-time matching) and ' +
+      'match the whole label value; endsAt after startsAt ' +
       'and in the future; at most 100 silences per tenant that are not expired (409 beyond).',
   })
   @ApiOkResponse({ type: SilenceResponse })

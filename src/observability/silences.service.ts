@@ -7,7 +7,8 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
-import { matcherRegex, SilenceMatcher, silenceState } from './silence-rules';
+import { Executor } from '../executor/executor';
+import { SilenceMatcher, silenceState } from './silence-rules';
 import { TenantRow, TenantsService } from './tenants.service';
 
 /** Silences of one tenant that are not expired: bounded, so matching alerts stays cheap. */
@@ -32,6 +33,7 @@ export class SilencesService {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
+    private readonly executor: Executor,
   ) {}
 
   async list(org: OrganisationEntity, tenantSlug: string): Promise<SilenceResponse[]> {
@@ -50,20 +52,10 @@ export class SilencesService {
     const endsAt = new Date(req.endsAt);
     if (endsAt.getTime() <= startsAt.getTime()) throw ValidationFailedException.forField('endsAt', 'endsAt must be after startsAt');
     if (endsAt.getTime() <= now.getTime()) throw ValidationFailedException.forField('endsAt', 'endsAt must be in the future');
-    const matchers: SilenceMatcher[] = req.matchers.map((m, i) => {
-      const matcher = { name: m.name, value: m.value, isRegex: m.isRegex ?? false, isEqual: m.isEqual ?? true };
-      if (matcher.isRegex) {
-        try {
-          matcherRegex(matcher.value);
-        } catch (e) {
-          throw ValidationFailedException.forField(`matchers.${i}.value`, `matchers.${i}.value is not a valid regular expression: ${(e as Error).message}`);
-        }
-      }
-      return matcher;
-    });
-    if (matchers.every((m) => !m.isRegex && m.isEqual && m.value === '') || matchers.every((m) => m.isRegex && matcherRegex(m.value).test(''))) {
-      throw ValidationFailedException.forField('matchers', 'matchers must not match every alert (at least one must require a non-empty value)');
-    }
+    const matchers: SilenceMatcher[] = req.matchers.map((m) => ({ name: m.name, value: m.value, isRegex: m.isRegex ?? false, isEqual: m.isEqual ?? true }));
+    // RE2 syntax and Alertmanager's match-all rule, checked where user patterns run: on the executor.
+    const problems = await this.executor.run(`organisation:${org.id}`, 'silences.check', matchers);
+    if (problems.length) throw new ValidationFailedException(problems);
     const [{ n }] = await this.txHost.tx.query(`SELECT count(*)::int AS n FROM alert_silences WHERE tenant_id = $1 AND ends_at > $2`, [tenant.id, now]);
     if (n >= MAX_OPEN_SILENCES) {
       throw new ConflictException(`Monitoring tenant '${tenant.slug}' already has ${MAX_OPEN_SILENCES} silences that are not expired; expire some first.`);

@@ -652,7 +652,7 @@ export interface paths {
         put?: never;
         /**
          * Create a silence (audited ALERT_SILENCE_CREATED)
-         * @description At least one matcher (at most 20); regular expressions must compile and match the whole label value; endsAt after startsAt and in the future; at most 100 silences per tenant that are not expired (409 beyond). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
+         * @description At least one matcher (at most 20), and at least one that does not match the empty string (Alertmanager's rule: a silence may not match every alert); regular expressions are RE2 (Alertmanager's syntax, linear-time matching) and match the whole label value; endsAt after startsAt and in the future; at most 100 silences per tenant that are not expired (409 beyond). Needs the MEMBER role or above in the organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["SilencesController_create"];
         delete?: never;
@@ -3605,7 +3605,7 @@ export interface components {
              */
             name: string;
             /**
-             * @description A literal value, or a regular expression matching the whole label value
+             * @description A literal value, or (isRegex) a regular expression in RE2 syntax, as Alertmanager reads it, matching the whole label value (anchored as ^(?:value)$; no lookaround or backreferences). At least one matcher of a silence must not match the empty string.
              * @example NodeDown
              */
             value: string;
@@ -8254,6 +8254,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -8391,6 +8403,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -8518,6 +8542,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8744,6 +8780,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -8841,6 +8889,18 @@ export interface operations {
             };
             /** @description Resource not found */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -8960,6 +9020,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -9059,6 +9131,18 @@ export interface operations {
             };
             /** @description Resource not found */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -9196,6 +9280,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -10271,6 +10367,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -263,9 +263,7 @@ describe('observability tenants and alerting configuration', () => {
     expect(results.map((r) => r.status)).toEqual([200, 200]);
     expect(results[0].body.valid).toBe(true);
     expect(Math.max(...times)).toBeLessThan(150 + idleHealth * 5);
-    // A third concurrent check of the same caller is refused with 429.
-    const burst = await Promise.all([1, 2, 3].map(() => as('VIEWER').post(`${base()}/monitoring/production-api/alerting/validate`).send({ ruleFiles: { 'big.yaml': groups } })));
-    expect(burst.map((r) => r.status).sort()).toEqual([200, 200, 429]);
+    // What one organisation may have waiting is bounded by the executor (429; test/executor/executor.spec.ts).
   });
 
   it('replaces and reads the tenant configuration', async () => {

@@ -162,6 +162,11 @@ describe('configuration', () => {
     ['RESOLVED_ALERT_RETENTION_DAYS', '1.5'],
     ['WEBHOOK_EVENT_RETENTION_DAYS', '-30'],
     ['RETENTION_BATCH_SIZE', '0'],
+    ['EXECUTOR_THREADS', '0'],
+    ['EXECUTOR_THREADS', '65'],
+    ['EXECUTOR_THREADS', 'two'],
+    ['EXECUTOR_TASK_TIMEOUT_MS', '50'],
+    ['EXECUTOR_QUEUE_PER_ORGANISATION', '0'],
   ])('a wrong %s stops start-up naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigValidationError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

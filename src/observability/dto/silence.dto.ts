@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsISO8601, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
-import { SILENCE_STATES } from '../silence-rules';
+import { MAX_MATCHER_VALUE_LENGTH, SILENCE_STATES } from '../silence-rules';
 import { IsPlainText } from '../../common/names';
 
 export const MAX_SILENCE_MATCHERS = 20;
@@ -12,8 +12,14 @@ export class SilenceMatcherDto {
   @IsString() @Length(1, 100) @IsPlainText()
   name: string;
 
-  @ApiProperty({ example: 'NodeDown', maxLength: 1024, description: 'A literal value, or a regular expression matching the whole label value' })
-  @IsString() @MaxLength(1024)
+  @ApiProperty({
+    example: 'NodeDown',
+    maxLength: MAX_MATCHER_VALUE_LENGTH,
+    description:
+      'A literal value, or (isRegex) a regular expression in RE2 syntax, as Alertmanager reads it, matching the whole label value ' +
+      '(anchored as ^(?:value)$; no lookaround or backreferences). At least one matcher of a silence must not match the empty string.',
+  })
+  @IsString() @MaxLength(MAX_MATCHER_VALUE_LENGTH)
   value: string;
 
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()

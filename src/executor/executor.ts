@@ -1,0 +1,171 @@
+import { HttpException, HttpStatus, Logger, OnApplicationShutdown } from '@nestjs/common';
+import * as path from 'path';
+import Piscina from 'piscina';
+import { MessageChannel } from 'worker_threads';
+import type { ExecutorTasks } from './executor-tasks';
+import { FairQueue } from './fair-queue';
+import type { WorkerTask } from './worker-handler';
+
+type TaskCatalogue = Record<string, (input: never) => unknown>;
+
+export interface ExecutorOptions {
+  /** Worker threads (EXECUTOR_THREADS). */
+  threads: number;
+  /** How long one task may run, counted from its start (EXECUTOR_TASK_TIMEOUT_MS). */
+  taskTimeoutMs: number;
+  /** Tasks one key (organisation) may have waiting; more are 429 (EXECUTOR_QUEUE_PER_ORGANISATION). */
+  maxWaitingPerKey: number;
+  /** The worker file; the service's own by default (tests use a fixture catalogue). */
+  workerFile?: string;
+  /** Describes a task for the timeout message. */
+  describe?: (task: string) => string;
+  /** Heap bound of each worker thread, in MB. */
+  workerHeapMb?: number;
+}
+
+/** A task ran out of its time (or memory) and was stopped: its input is too expensive to process. */
+export class ExecutorTaskTooExpensiveException extends HttpException {
+  constructor(message: string) {
+    super(message, HttpStatus.UNPROCESSABLE_ENTITY);
+  }
+}
+
+/** The organisation already has as many tasks waiting as it may. */
+export class ExecutorQueueFullException extends HttpException {
+  readonly headers = { 'retry-after': '1' };
+  constructor(limit: number) {
+    super(`This organisation already has ${limit} expensive operations waiting (parsing, validation, pattern matching); retry when they finish.`, HttpStatus.TOO_MANY_REQUESTS);
+  }
+}
+
+interface Job {
+  task: string;
+  input: unknown;
+  resolve(value: unknown): void;
+  reject(e: unknown): void;
+}
+
+/** The service's own worker: compiled JavaScript under dist/, TypeScript (through swc) in tests and start:dev. */
+function defaultWorkerFile(): string {
+  return path.join(__dirname, `executor.worker.${__filename.endsWith('.js') ? 'js' : 'ts'}`);
+}
+
+/**
+ * The one bounded executor for expensive work on user input (src/executor/executor-tasks.ts lists that work). A
+ * piscina pool of `threads` worker threads, and in front of it a fair queue: organisations are served round-robin,
+ * and one organisation runs at most half the threads at once (at least one), so another organisation's first task
+ * starts as soon as a thread is free of it. A task's deadline counts from when it starts in a worker; at the
+ * deadline only that task is stopped (its worker is terminated and replaced), with 422. The event loop only posts
+ * inputs and receives results.
+ */
+export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements OnApplicationShutdown {
+  private readonly logger = new Logger('Executor');
+  private readonly pool: Piscina;
+  private readonly waiting = new FairQueue<Job>();
+  private readonly runningPerKey = new Map<string, number>();
+  private running = 0;
+  private closed = false;
+  /** Tasks one key may run at once. */
+  readonly perKey: number;
+
+  constructor(private readonly options: ExecutorOptions) {
+    const file = options.workerFile ?? defaultWorkerFile();
+    this.perKey = Math.max(1, Math.floor(options.threads / 2));
+    this.pool = new Piscina({
+      filename: file,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      // Never idle out: a replaced worker costs a module load, and the pool is small.
+      idleTimeout: Number.MAX_SAFE_INTEGER,
+      concurrentTasksPerWorker: 1,
+      execArgv: file.endsWith('.ts') ? ['--require', '@swc-node/register'] : [],
+      resourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb ?? 128 },
+    });
+  }
+
+  get threads(): number {
+    return this.options.threads;
+  }
+
+  /** Waiting tasks (all keys). */
+  get waitingCount(): number {
+    return this.waiting.size;
+  }
+
+  /**
+   * Runs `task` with `input` in a worker thread, queued fairly under `key` (the organisation the work is for).
+   * 429 when the key already has `maxWaitingPerKey` tasks waiting; 422 when the task runs out of time or memory.
+   */
+  run<K extends keyof Tasks & string>(key: string, task: K, input: Parameters<Tasks[K]>[0]): Promise<Awaited<ReturnType<Tasks[K]>>> {
+    if (this.closed) return Promise.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
+    if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
+    return new Promise((resolve, reject) => {
+      this.waiting.push(key, { task, input, resolve: resolve as (v: unknown) => void, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Hands waiting tasks to free threads: round-robin across keys, each key within its share. */
+  private dispatch(): void {
+    while (!this.closed && this.running < this.options.threads) {
+      const next = this.waiting.shift((key) => (this.runningPerKey.get(key) ?? 0) < this.perKey);
+      if (!next) return;
+      this.start(next.key, next.item);
+    }
+  }
+
+  private start(key: string, job: Job): void {
+    this.running++;
+    this.runningPerKey.set(key, (this.runningPerKey.get(key) ?? 0) + 1);
+    const { port1, port2 } = new MessageChannel();
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    port1.once('message', () => {
+      port1.close();
+      timer = setTimeout(() => {
+        timedOut = true;
+        abort.abort();
+      }, this.options.taskTimeoutMs);
+    });
+    const message: WorkerTask = { task: job.task, input: job.input, started: port2 };
+    this.pool
+      .run(message, { transferList: [port2], signal: abort.signal })
+      .then(job.resolve, (e: unknown) => job.reject(this.failure(job.task, e, timedOut)))
+      .finally(() => {
+        clearTimeout(timer);
+        port1.close();
+        this.running--;
+        const left = (this.runningPerKey.get(key) ?? 1) - 1;
+        if (left > 0) this.runningPerKey.set(key, left);
+        else this.runningPerKey.delete(key);
+        this.dispatch();
+      });
+  }
+
+  private failure(task: string, e: unknown, timedOut: boolean): unknown {
+    const what = this.options.describe?.(task) ?? task;
+    if (timedOut) {
+      return new ExecutorTaskTooExpensiveException(
+        `The input is too expensive to process: ${what} took longer than ${this.options.taskTimeoutMs} ms and was stopped; simplify it.`,
+      );
+    }
+    if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      return new ExecutorTaskTooExpensiveException(`The input is too expensive to process: ${what} needed more memory than a worker may use; simplify it.`);
+    }
+    if (this.closed) return new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE);
+    this.logger.error(`Executor task ${task} failed: ${(e as Error).message}`);
+    return e;
+  }
+
+  /**
+   * Stops the threads. The HTTP server has drained by then (src/app.factory.ts closes it first), so no request
+   * waits for a task; anything still waiting is answered 503.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const job of this.waiting.drain()) job.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
+    await this.pool.destroy().catch(() => undefined);
+  }
+}

@@ -1,0 +1,96 @@
+import * as path from 'path';
+import { Executor } from '../../src/executor/executor';
+
+type Tasks = {
+  echo: (value: unknown) => unknown;
+  spin: (ms: number) => number;
+  forever: () => never;
+  fail: (message: string) => never;
+};
+
+const WORKER = path.join(__dirname, 'fixtures', 'test-tasks.worker.ts');
+
+/** Settles with the time it took (from `t0`) and its outcome. */
+async function timed<T>(p: Promise<T>, t0: number): Promise<{ ms: number; value?: T; error?: { status?: number; message: string } }> {
+  try {
+    const value = await p;
+    return { ms: Date.now() - t0, value };
+  } catch (e) {
+    return { ms: Date.now() - t0, error: { status: (e as { getStatus?: () => number }).getStatus?.(), message: (e as Error).message } };
+  }
+}
+
+describe('Executor (worker-thread pool with per-organisation fair queuing)', () => {
+  let executor: Executor<Tasks>;
+  const make = (options: Partial<ConstructorParameters<typeof Executor>[0]> = {}) =>
+    new Executor<Tasks>({ threads: 2, taskTimeoutMs: 1500, maxWaitingPerKey: 50, workerFile: WORKER, ...options });
+
+  afterEach(async () => {
+    await executor?.onApplicationShutdown();
+  });
+
+  it('ends only the task that runs out of time: others running and waiting finish, and the thread is replaced', async () => {
+    executor = make();
+    // Warm both threads (loading the worker is not part of any deadline).
+    await Promise.all([executor.run('warm-a', 'echo', 1), executor.run('warm-b', 'echo', 2)]);
+    const t0 = Date.now();
+    const stuck = timed(executor.run('org-a', 'forever', undefined), t0);
+    const queuedBehind = timed(executor.run('org-a', 'echo', 'after'), t0);
+    const other = timed(executor.run('org-b', 'spin', 300), t0);
+    const [s, q, o] = await Promise.all([stuck, queuedBehind, other]);
+    expect(s.error).toEqual({ status: 422, message: expect.stringMatching(/too expensive.*forever took longer than 1500 ms and was stopped/) });
+    expect(s.ms).toBeGreaterThanOrEqual(1500);
+    expect(o).toMatchObject({ value: 300 });
+    expect(o.ms).toBeLessThan(s.ms);
+    expect(q).toMatchObject({ value: 'after' });
+    // Both threads work afterwards.
+    expect(await Promise.all([executor.run('org-a', 'spin', 10), executor.run('org-b', 'echo', 'ok')])).toEqual([10, 'ok']);
+  });
+
+  it('counts the deadline from when a task starts, not from when it was queued', async () => {
+    executor = make({ taskTimeoutMs: 1200 });
+    await Promise.all([executor.run('warm-a', 'echo', 1), executor.run('warm-b', 'echo', 2)]);
+    // One organisation runs one task at a time with two threads: the third waits about 1.6 s, then runs 0.8 s.
+    const results = await Promise.all([1, 2, 3].map(() => timed(executor.run('org-a', 'spin', 800), Date.now())));
+    expect(results.map((r) => r.value)).toEqual([800, 800, 800]);
+    expect(results[2].ms).toBeGreaterThan(1200 + 800);
+  });
+
+  it("serves organisations fairly: a flooding organisation does not delay another's first task", async () => {
+    executor = make();
+    await Promise.all([executor.run('warm-a', 'echo', 1), executor.run('warm-b', 'echo', 2)]);
+    const t0 = Date.now();
+    const flood = Array.from({ length: 6 }, () => timed(executor.run('org-a', 'spin', 300), t0));
+    await new Promise((r) => setTimeout(r, 20));
+    const first = await timed(executor.run('org-b', 'spin', 50), t0);
+    const floodDone = (await Promise.all(flood)).map((f) => f.ms).sort((a, b) => a - b);
+    // org-b ran at once on the thread org-a may not take (half the threads per organisation): it finished before
+    // org-a's second task, not after org-a's backlog of six.
+    expect(first.value).toBe(50);
+    expect(first.ms).toBeLessThan(floodDone[1]);
+    expect(floodDone[5]).toBeGreaterThan(6 * 300);
+  });
+
+  it('bounds what one organisation may have waiting (429), and reports failures of the task itself', async () => {
+    executor = make({ maxWaitingPerKey: 2 });
+    const running = executor.run('org-a', 'spin', 400);
+    const waiting = [executor.run('org-a', 'echo', 1), executor.run('org-a', 'echo', 2)];
+    const refused = await timed(executor.run('org-a', 'echo', 3), Date.now());
+    expect(refused.error).toEqual({ status: 429, message: expect.stringMatching(/already has 2 expensive operations waiting/) });
+    // Another organisation is not affected by org-a's bound.
+    expect(await executor.run('org-b', 'echo', 'b')).toBe('b');
+    expect(await Promise.all([running, ...waiting])).toEqual([400, 1, 2]);
+    await expect(executor.run('org-a', 'fail', 'broken input')).rejects.toThrow('broken input');
+  });
+
+  it('answers 503 to waiting tasks and refuses new ones at shutdown', async () => {
+    executor = make({ threads: 1 });
+    const running = timed(executor.run('org-a', 'spin', 300), Date.now());
+    const waiting = timed(executor.run('org-a', 'echo', 1), Date.now());
+    await new Promise((r) => setTimeout(r, 50));
+    await executor.onApplicationShutdown();
+    expect((await waiting).error?.status).toBe(503);
+    expect((await running).error?.status ?? 200).not.toBe(422);
+    await expect(executor.run('org-a', 'echo', 2)).rejects.toMatchObject({ status: 503 });
+  });
+});

@@ -1,0 +1,191 @@
+import { performance } from 'perf_hooks';
+import { parseDocument, visit } from 'yaml';
+import { startTestApp, TestApp } from '../support/test-app';
+import { seedCluster, seedEnvironment, seedOrg, SeededOrg } from './fixtures';
+
+/**
+ * Expensive work on user input (YAML of alerting configurations, silence patterns) runs on the executor: one
+ * organisation's heavy or hostile input must not slow `/health` or another organisation's requests. Every bound
+ * here is a multiple of the same request's unloaded time measured in the same test (the machine is shared).
+ */
+
+/**
+ * A valid Alertmanager configuration of about 128 KiB with about 15,000 keys: a PagerDuty receiver (its routing key
+ * secret) whose `details` map (a real Alertmanager map of strings) is long, and a webhook with header secrets.
+ */
+function heavyConfig(): string {
+  const head =
+    'route:\n  receiver: team\nreceivers:\n  - name: team\n    webhook_configs:\n      - url: https://hooks.example.com/hook-token\n' +
+    '        http_config:\n          http_headers: {X-Api-Key: {secrets: [header-secret]}}\n' +
+    '    pagerduty_configs:\n      - routing_key: pd-routing-secret\n        details: {';
+  const parts: string[] = [];
+  let size = head.length + 4;
+  for (let i = 0; size < 128 * 1024 - 16; i++) {
+    const part = `d${i.toString(36)}: x`;
+    parts.push(part);
+    size += part.length + 1;
+  }
+  return `${head}${parts.join(',')}}\n`;
+}
+
+function keyCount(text: string): number {
+  let n = 0;
+  visit(parseDocument(text, { uniqueKeys: false }), { Pair: () => void n++ });
+  return n;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function elapsed(fn: () => PromiseLike<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+/** Latencies of `fn` called one after another until `load` settles (at least once). */
+async function whileLoaded(load: Promise<unknown>, fn: () => PromiseLike<unknown>): Promise<number[]> {
+  let done = false;
+  void load.finally(() => (done = true)).catch(() => undefined);
+  const times: number[] = [];
+  do times.push(await elapsed(fn));
+  while (!done);
+  return times;
+}
+
+describe('expensive work on user input does not slow other tenants', () => {
+  let t: TestApp;
+  let heavy: SeededOrg;
+  let other: SeededOrg;
+  const config = heavyConfig();
+  const SMALL = { alertingConfig: 'route:\n  receiver: team\nreceivers:\n  - name: team\n' };
+  const heavyPath = () => `/api/v1/orgs/${heavy.slug}/monitoring/production-web/alerting`;
+  const otherPost = () => t.as(other.users.MEMBER.token).post(`/api/v1/orgs/${other.slug}/monitoring/production-web/alerting`).send(SMALL).expect(200);
+  const health = () => t.http().get('/health').expect(200);
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    heavy = await seedOrg(t, 'heavy-input');
+    other = await seedOrg(t, 'other-tenant');
+    for (const org of [heavy, other]) await seedCluster(t, org.id, await seedEnvironment(t, org.id, 'production'), 'web');
+    const stored = await t.as(heavy.users.MEMBER.token).post(heavyPath()).send({ alertingConfig: config });
+    expect([stored.status, stored.body.message?.slice(0, 300)]).toEqual([200, expect.stringMatching(/replaced/)]);
+  });
+  afterAll(async () => {
+    t.clock.set(null);
+    await t.close();
+  });
+
+  it('a VIEWER reading a 128 KiB configuration with ~15,000 keys does not stall /health or another organisation', async () => {
+    expect(Buffer.byteLength(config)).toBeGreaterThan(120 * 1024);
+    expect(Buffer.byteLength(config)).toBeLessThanOrEqual(128 * 1024);
+    expect(keyCount(config)).toBeGreaterThan(14_000);
+    const viewerRead = () => t.as(heavy.users.VIEWER.token).get(heavyPath()).expect(200);
+    // Warm up both paths, then the unloaded figures.
+    await viewerRead();
+    await otherPost();
+    const idleHealth: number[] = [];
+    for (let i = 0; i < 10; i++) idleHealth.push(await elapsed(health));
+    const idleOther: number[] = [];
+    for (let i = 0; i < 3; i++) idleOther.push(await elapsed(otherPost));
+    const readTime = await elapsed(viewerRead);
+
+    const read = t.as(heavy.users.VIEWER.token).get(heavyPath());
+    const reading = read.then((r) => r);
+    const healthTimes = await whileLoaded(reading, health);
+    const res = await reading;
+    expect(res.status).toBe(200);
+    expect(res.body.alertingConfig).not.toMatch(/hook-token|header-secret|pd-routing-secret/);
+    expect(res.body.alertingConfig).toContain('<secret>');
+    const otherTimes = await whileLoaded(t.as(heavy.users.VIEWER.token).get(heavyPath()).then((r) => r), otherPost);
+
+    // The read itself is long; meanwhile /health answers about as fast as when idle, many times over.
+    expect(healthTimes.length).toBeGreaterThanOrEqual(5);
+    expect(median(healthTimes)).toBeLessThan(5 * median(idleHealth) + median(idleHealth));
+    expect(Math.max(...healthTimes)).toBeLessThan(readTime / 3);
+    expect(median(otherTimes)).toBeLessThan(5 * Math.max(...idleOther));
+  });
+
+  it("a catastrophic-backtracking silence pattern ((a+)+$) against a long label does not stall anyone, and RE2's rules apply", async () => {
+    const base = `/api/v1/orgs/${heavy.slug}`;
+    const member = t.as(heavy.users.MEMBER.token);
+    const T0 = new Date('2026-11-23T10:00:00Z');
+    t.clock.set(T0);
+    const token = (await member.post(`${base}/monitoring/production-web/alert-webhook-token`)).body.token;
+    // 29 characters take a backtracking engine seconds (doubling with each one); label values may be 8 KiB.
+    const alerts = [
+      { status: 'firing', labels: { alertname: 'Backtrack', path: `${'a'.repeat(29)}!` }, startsAt: T0.toISOString(), fingerprint: 'bt1' },
+      { status: 'firing', labels: { alertname: 'Backtrack', path: `${'a'.repeat(8000)}!` }, startsAt: T0.toISOString(), fingerprint: 'bt2' },
+      { status: 'firing', labels: { alertname: 'Backtrack', path: 'aaaa' }, startsAt: T0.toISOString(), fingerprint: 'bt3' },
+    ];
+    const sent = await t.http().post('/api/v1/observability/production-web/alerts/webhook').set('Authorization', `Bearer ${token}`).send({ version: '4', status: 'firing', receiver: 'r', alerts });
+    expect(sent.status).toBe(200);
+    const list = () => t.as(heavy.users.VIEWER.token).get(`${base}/alerts/production-web`).expect(200);
+    await list();
+    const idleHealth: number[] = [];
+    for (let i = 0; i < 10; i++) idleHealth.push(await elapsed(health));
+    const idleList: number[] = [];
+    for (let i = 0; i < 3; i++) idleList.push(await elapsed(list));
+
+    const window = { startsAt: new Date(T0.getTime() - 60_000).toISOString(), endsAt: new Date(T0.getTime() + 3600_000).toISOString(), comment: 'c' };
+    const silence = await member.post(`${base}/observability/production-web/silences`).send({ ...window, matchers: [{ name: 'path', value: '(a+)+$', isRegex: true }] });
+    expect(silence.status).toBe(200);
+    const listing = list().then((r) => r);
+    const healthTimes = await whileLoaded(listing, health);
+    const states = Object.fromEntries(((await listing).body as { fingerprint: string; state: string }[]).map((a) => [a.fingerprint, a.state]));
+    expect(states).toEqual({ bt1: 'firing', bt2: 'firing', bt3: 'suppressed' });
+    expect(Math.max(...healthTimes)).toBeLessThan(10 * median(idleHealth) + Math.max(...idleHealth));
+    expect(await elapsed(list)).toBeLessThan(5 * Math.max(...idleList));
+
+    // RE2 syntax (as Alertmanager): a lookahead or a backreference is refused naming the field; so is an over-long value.
+    for (const [value, message] of [
+      ['(?=a)b', /matchers\.0\.value is not a valid RE2 regular expression/],
+      ['(a)\\1', /matchers\.0\.value is not a valid RE2 regular expression/],
+      ['a)|(b', /matchers\.0\.value is not a valid RE2 regular expression/],
+      ['a'.repeat(1025), /matchers\.0\.value must be shorter than or equal to 1024 characters/],
+    ] as [string, RegExp][]) {
+      const res = await member.post(`${base}/observability/production-web/silences`).send({ ...window, matchers: [{ name: 'path', value, isRegex: true }] });
+      expect({ value: value.slice(0, 20), status: res.status }).toEqual({ value: value.slice(0, 20), status: 400 });
+      expect(res.body.errors[0].field).toBe('matchers.0.value');
+      expect(res.body.message).toMatch(message);
+    }
+    // Alertmanager's rule: at least one matcher must not match the empty string, however it is spelled.
+    for (const matchers of [
+      [{ name: 'nonexistent', value: 'zzz', isEqual: false }],
+      [{ name: 'alertname', value: '', isEqual: true }],
+      [{ name: 'alertname', value: 'x|', isRegex: true }],
+      [{ name: 'alertname', value: '.+', isRegex: true, isEqual: false }],
+      [{ name: 'alertname', value: 'a*', isRegex: true }, { name: 'other', value: 'b', isEqual: false }],
+    ]) {
+      const res = await member.post(`${base}/observability/production-web/silences`).send({ ...window, matchers });
+      expect({ matchers, status: res.status }).toEqual({ matchers, status: 400 });
+      expect(res.body.errors).toEqual([{ field: 'matchers', message: expect.stringMatching(/at least one matcher must not match the empty string/) }]);
+    }
+    const fine = await member.post(`${base}/observability/production-web/silences`).send({ ...window, matchers: [{ name: 'nonexistent', value: 'zzz', isEqual: false }, { name: 'alertname', value: 'Backtrack' }] });
+    expect(fine.status).toBe(200);
+    t.clock.set(null);
+  });
+
+  it("one organisation flooding with worst-case inputs leaves /health and another organisation's alerting POST within a small multiple of their unloaded time", async () => {
+    await otherPost();
+    const idleHealth: number[] = [];
+    for (let i = 0; i < 10; i++) idleHealth.push(await elapsed(health));
+    const idleOther: number[] = [];
+    for (let i = 0; i < 3; i++) idleOther.push(await elapsed(otherPost));
+
+    const viewer = t.as(heavy.users.VIEWER.token);
+    const flood = Promise.all([
+      ...[1, 2, 3, 4].map(() => viewer.get(heavyPath()).then((r) => r.status)),
+      ...[1, 2, 3, 4].map(() => viewer.post(`${heavyPath()}/validate`).send({ alertingConfig: config }).then((r) => r.status)),
+      ...[1, 2].map(() => viewer.get(`/api/v1/orgs/${heavy.slug}/alerts/production-web`).then((r) => r.status)),
+    ]);
+    await new Promise((r) => setTimeout(r, 50));
+    const healthTimes = await whileLoaded(flood, health);
+    const otherTime = await elapsed(otherPost);
+    const statuses = await flood;
+
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    expect(healthTimes.length).toBeGreaterThanOrEqual(10);
+    expect(median(healthTimes)).toBeLessThan(5 * median(idleHealth) + median(idleHealth));
+    expect(otherTime).toBeLessThan(5 * Math.max(...idleOther));
+  });
+});
