@@ -27,6 +27,6 @@ import { TenantsService } from './tenants.service';
     DashboardHealthChecker,
     OrganisationIntegrationsService,
   ],
-  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy],
+  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy, AlertsService],
 })
 export class ObservabilityModule {}

@@ -5501,6 +5501,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6516,7 +6517,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (uuid) or its numeric id */
+                /**
+                 * @description The node pool's identity (uuid) or its numeric id
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6666,7 +6670,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (uuid) or its numeric id */
+                /**
+                 * @description The node pool's identity (uuid) or its numeric id
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6905,6 +6912,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
                 clusterIdentity: string;
             };
             cookie?: never;
@@ -7008,6 +7016,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
                 clusterIdentity: string;
             };
             cookie?: never;
@@ -7396,7 +7405,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (its numeric id is accepted too) */
+                /**
+                 * @description The node pool's identity (its numeric id is accepted too)
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -7518,7 +7530,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (its numeric id is accepted too) */
+                /**
+                 * @description The node pool's identity (its numeric id is accepted too)
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -9832,6 +9847,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000003 */
                 organisationIntegrationIdentity: string;
                 /**
                  * @description The organisation slug (the interface also spells this parameter organizationSlug; it is the same path)
@@ -11272,7 +11288,10 @@ export interface operations {
             path: {
                 /** @example production */
                 environmentSlug: string;
-                /** @description Identity of the organisation membership */
+                /**
+                 * @description Identity of the organisation membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 organisationSlug: string;
             };
@@ -11407,6 +11426,7 @@ export interface operations {
             path: {
                 /** @example production */
                 environmentSlug: string;
+                /** @example ac3e0000-0000-4000-8000-000000000002 */
                 memberIdentity: string;
                 organisationSlug: string;
             };
@@ -11758,6 +11778,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -11862,6 +11883,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -11977,6 +11999,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12116,6 +12139,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12223,6 +12247,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12355,6 +12380,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12487,6 +12513,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12619,6 +12646,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12751,6 +12779,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12883,6 +12912,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13015,6 +13045,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13147,6 +13178,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13279,6 +13311,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13411,6 +13444,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13543,7 +13577,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
+                /** @example ac3e0000-0000-4000-8000-000000000006 */
                 credentialsIdentity: string;
                 organisationSlug: string;
             };
@@ -13893,6 +13929,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -13997,6 +14034,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -14112,6 +14150,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -14361,6 +14400,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 scheduledClusterUpgradeIdentity: string;
                 organisationSlug: string;
             };
@@ -14465,6 +14505,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 scheduledClusterUpgradeIdentity: string;
                 organisationSlug: string;
             };
@@ -14838,6 +14879,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -14941,6 +14983,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -15084,6 +15127,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -15199,6 +15243,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -19034,7 +19079,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the organisation */
+                /**
+                 * @description Identity of the organisation
+                 * @example ac3e0000-0000-4000-8000-000000000001
+                 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -19718,7 +19766,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the membership */
+                /**
+                 * @description Identity of the membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -19835,7 +19886,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the membership */
+                /**
+                 * @description Identity of the membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -20191,6 +20245,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -20294,6 +20349,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -21015,6 +21071,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21120,6 +21177,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21224,6 +21282,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21357,6 +21416,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21462,6 +21522,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21586,6 +21647,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21694,6 +21756,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 deliveryIdentity: string;
                 /** @example acme */
@@ -22212,6 +22275,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22317,6 +22381,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22421,6 +22486,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22573,6 +22639,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22933,6 +23000,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;
@@ -23036,6 +23104,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;
@@ -23138,6 +23207,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;
