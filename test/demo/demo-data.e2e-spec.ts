@@ -88,6 +88,20 @@ describe('Demo data on a fresh install', () => {
     );
   });
 
+  it("the demo webhook sends nothing (disabled: no ping), and the API's own creates still check the address", async () => {
+    const ping = await t.admin().post(`/api/v1/orgs/acme/webhooks/${DEMO_IDENTITIES.webhook}/ping`);
+    expect(ping.status).toBe(409);
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries`);
+    expect(n).toBe(0);
+    // Only the seeder skips resolving the host of its disabled webhook; through the API a disabled one is checked.
+    const viaApi = await t
+      .admin()
+      .post('/api/v1/orgs/acme/webhooks')
+      .send({ url: 'https://no-such-host.invalid/hook', eventTypes: ['CLUSTER_STATUS_CHANGED'], enabled: false });
+    expect(viaApi.status).toBe(400);
+    expect(viaApi.body.message + JSON.stringify(viaApi.body.errors ?? [])).toContain('could not be resolved');
+  });
+
   it('the document uses the demo identities as the example of every UUID path parameter', () => {
     const missing: string[] = [];
     // Not pre-filled on purpose: the example would be the bootstrap administrator's own token, and the demo has no
