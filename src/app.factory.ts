@@ -11,6 +11,7 @@ import { Logger as PinoLogger } from 'nestjs-pino';
 import * as path from 'path';
 import { Client } from 'pg';
 import { AppModule } from './app.module';
+import { DemoDataService } from './demo/demo-data.service';
 import { ServiceState } from './health/service-state';
 import { hardenHttp } from './http-hardening';
 import { ApplicationLogger, requestLogger } from './logging';
@@ -200,6 +201,8 @@ export async function createApp(
       swaggerOptions: { persistAuthorization: true },
     });
     await app.init();
+    // After every start-up hook (bootstrap administrator, catalog): the demo organisation of a fresh install.
+    await app.get(DemoDataService).seedIfFresh();
     await fastify.ready();
     return {
       app,

@@ -28,6 +28,7 @@ import { ClustersModule } from './clusters/clusters.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import { RetentionModule } from './retention/retention.module';
 import { PoliciesModule } from './policies/policies.module';
+import { DemoModule } from './demo/demo.module';
 
 /** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
@@ -48,6 +49,7 @@ const FEATURE_MODULES = [
   WebhooksModule,
   RetentionModule,
   PoliciesModule,
+  DemoModule,
 ];
 
 @Module({})

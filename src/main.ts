@@ -3,6 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { createApp } from './app.factory';
 import { BootstrapAdminService } from './auth/bootstrap-admin.service';
+import { DemoDataService } from './demo/demo-data.service';
 import { ConfigValidationError, loadConfig } from './config/app-config';
 
 async function main(): Promise<void> {
@@ -26,6 +27,9 @@ async function main(): Promise<void> {
     `  OpenAPI:    ${base}/v3/api-docs`,
     `  Swagger UI: ${base}/swagger-ui`,
   ];
+  // The demo organisation (a fresh install, DEMO_DATA), then how to log in: the token comes last.
+  const demo = running.app.get(DemoDataService).startupNotice;
+  if (demo) lines.push('', demo);
   const notice = running.app.get(BootstrapAdminService).startupNotice;
   if (notice) lines.push('', notice);
   else if (config.embeddedDatabase) {

@@ -4,6 +4,7 @@ import {
   createParamDecorator,
   ExecutionContext,
   ForbiddenException,
+  NotFoundException,
   Injectable,
   SetMetadata,
 } from '@nestjs/common';
@@ -50,7 +51,8 @@ const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
 
 /**
  * Resolves membership of the organisation in the path. A non-member gets 403 whether or not the
- * organisation exists, so slugs do not leak. Platform administrators may read every organisation.
+ * organisation exists, so slugs do not leak. Platform administrators may read every organisation, so they
+ * get 404 for one that does not exist (nothing leaks to someone who may list them all).
  */
 @Injectable()
 export class OrganisationAccessGuard implements CanActivate {
@@ -99,6 +101,8 @@ export class OrganisationAccessGuard implements CanActivate {
       if (found) delete (found as { callerMembership?: unknown }).callerMembership;
       org = found;
     }
+    // Platform administrators may read every organisation, so for them a missing one is simply not found.
+    if (!org && principal.user.platformAdmin) throw new NotFoundException(`Organisation '${value}' does not exist.`);
     if (!org) throw this.notMember(value);
     let role: OrganisationRole | null = member?.role ?? null;
     if (principal.user.platformAdmin) {

@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
-import { randomUUID } from 'crypto';
+import { newIdentity } from '../common/pinned-identities';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { REDACTED } from '../audit/audit-diff';
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../catalog/cloud-provider.entity';
@@ -81,7 +81,7 @@ export class CloudCredentialsService {
         'platform',
         `platform '${platform}' in the path does not match the cloud account's platform '${account.cloudProviderType}'; use POST .../credentials/${account.cloudProviderType}`,
       );
-    const identity = randomUUID();
+    const identity = newIdentity('cloud_credentials');
     const secretJson = JSON.stringify(SECRETLESS_PLATFORMS.includes(platform) ? {} : (body.credentials ?? {}));
     const now = this.clock.now();
     const cred = this.repo.create({

@@ -1,4 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
@@ -23,12 +24,13 @@ import { UpdateClusterCommand, UpdateClusterUseCase } from './use-cases/update-c
 const CREATE_CLUSTER_EXAMPLE = {
   summary: 'A cluster with two node pools',
   description:
-    'Replace cloudAccountIdentity with the identity of one of your cloud accounts on platform_1 ' +
+    'cloudAccountIdentity is the demo organisation\'s cloud account (a fresh install has it, and already a cluster named ' +
+    'web: choose another name); elsewhere use one of your cloud accounts on platform_1 ' +
     '(GET /api/v1/orgs/{organisationSlug}/cloud-accounts). Regions, node types and versions come from the catalog ' +
     '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
   value: {
     name: 'web',
-    cloudAccountIdentity: '00000000-0000-4000-8000-000000000000',
+    cloudAccountIdentity: DEMO_IDENTITIES.cloudAccount,
     region: 'eu-central-1',
     version: '1.31.6',
     description: 'Customer-facing web shop',

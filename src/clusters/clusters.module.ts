@@ -34,6 +34,6 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
     ClusterAccessService,
     NodeJoinService,
   ],
-  exports: [ClustersQueryService, ClusterView, ProvisioningModule],
+  exports: [ClustersQueryService, ClusterView, ProvisioningModule, CreateClusterUseCase],
 })
 export class ClustersModule {}

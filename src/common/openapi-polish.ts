@@ -2,6 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { PLAIN_TEXT_SENTENCE } from './names';
 import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
+import { identityParameterExample, SLUG_PARAMETER_EXAMPLES } from '../demo/demo-identities';
 
 /**
  * Document-wide finishing touches on the generated OpenAPI document. Each operation's own facts are declared on
@@ -90,15 +91,8 @@ const OWN_CREDENTIAL_SCHEMES = {
 };
 
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
-/** Slug path parameters, with the example Swagger UI pre-fills (one coherent set: acme/production/web). */
-const SLUG_EXAMPLES: Record<string, string> = {
-  organisationSlug: 'acme',
-  environmentSlug: 'production',
-  clusterSlug: 'web',
-  cluster: 'web',
-  tenantSlug: 'production-web',
-  integrationSlug: 'grafana',
-};
+/** Slug path parameters' examples: the demo organisation's names (src/demo/demo-identities.ts). */
+const SLUG_EXAMPLES = SLUG_PARAMETER_EXAMPLES;
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
@@ -129,6 +123,9 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
           delete schema.format;
         } else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
         else if (!schema.type) schema.type = 'string';
+        // UUID parameters pre-fill the demo organisation's resource (created on a fresh install), so Try it out works.
+        const identityExample = identityParameterExample(path, p.name);
+        if (identityExample && p.example === undefined && schema.example === undefined) p.example = identityExample;
         p.schema = schema;
         p.required = true;
       }

@@ -203,6 +203,16 @@ export class OutboundPolicy {
     }
   }
 
+  /** The URL's form only (scheme, no credentials, a host): 400 naming `field` otherwise. Where it resolves is not checked. */
+  assertWellFormed(field: string, raw: string): URL {
+    try {
+      return parseOutboundUrl(raw);
+    } catch (e) {
+      if (e instanceof OutboundPolicyError) throw ValidationFailedException.forField(field, `${field} ${e.message}`);
+      throw e;
+    }
+  }
+
   /** Resolves a host (or takes an IP literal) and refuses it when any address is internal. */
   async resolveChecked(host: string, port?: number): Promise<LookupAddress[]> {
     let addresses: LookupAddress[];

@@ -285,6 +285,17 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_DELAY_MS = 0;
 
+  /**
+   * Create the demo organisation (src/demo) on a fresh install. Unset: on with the embedded database (local use),
+   * off with DATABASE_URL (a deployment), unless set to true.
+   */
+  @Transform(toBool) @IsOptional() @IsBoolean()
+  DEMO_DATA?: boolean;
+
+  get demoData(): boolean {
+    return this.DEMO_DATA ?? this.embeddedDatabase;
+  }
+
   get requiredAgreements(): string[] {
     return this.REQUIRED_AGREEMENTS.split(',');
   }

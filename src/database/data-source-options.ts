@@ -3,6 +3,7 @@ import { types } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import { BigintIdSubscriber } from './bigint-id.subscriber';
 import { budgetedPg } from './database-wait-budget';
+import { PinnedIdentitySubscriber } from '../common/pinned-identities';
 import { SnakeNamingStrategy } from './snake-naming.strategy';
 
 // bigint ids stay below 2^53; numbers are what the API exposes as int64.
@@ -26,7 +27,7 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
     namingStrategy: new SnakeNamingStrategy(),
     entities: [path.join(srcRoot, '**', '*.entity.{ts,js}')],
     migrations: [path.join(__dirname, 'migrations', '*.{ts,js}')],
-    subscribers: [BigintIdSubscriber],
+    subscribers: [BigintIdSubscriber, PinnedIdentitySubscriber],
     migrationsTableName: 'schema_migrations',
     migrationsTransactionMode: 'each',
     synchronize: false,

@@ -25,6 +25,6 @@ import { TenantsService } from './tenants.service';
     DashboardHealthChecker,
     OrganisationIntegrationsService,
   ],
-  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy],
+  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy, AlertsService],
 })
 export class ObservabilityModule {}

@@ -1,4 +1,5 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
+import { newIdentity } from '../common/pinned-identities';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
 import { auditDiff } from '../audit/audit-diff';
@@ -106,9 +107,9 @@ export class ClusterPoliciesService {
     const now = this.clock.now();
     const [row]: ClusterPolicyEntity[] = await this.txHost.tx.query(
       `INSERT INTO cluster_policies AS p (organisation_id, name, description, expression, message, message_expression, action, environments,
-         environment_types, enabled, created_by, created_at, modified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING ${POLICY_SELECT}`,
-      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now],
+         environment_types, enabled, created_by, created_at, modified_at, identity)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13) RETURNING ${POLICY_SELECT}`,
+      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now, newIdentity('cluster_policies')],
     );
     this.record('CLUSTER_POLICY_CREATED', org, row, auditDiff(null, audited(row)));
     return toResponse(row);

@@ -18,6 +18,6 @@ import { PolicyScanService } from './policy-scan.service';
   providers: [ClusterPoliciesService, ClusterPolicyEnforcer, PolicyInputs, PolicyScanService, { provide: PolicyEvaluator, useClass: InlinePolicyEvaluator },
     { provide: APP_INTERCEPTOR, useClass: PolicyCallerInterceptor },
   ],
-  exports: [ClusterPolicyEnforcer],
+  exports: [ClusterPolicyEnforcer, ClusterPoliciesService],
 })
 export class PoliciesModule {}

@@ -1,4 +1,5 @@
 import { MaintenanceWindow, nextWindowStart } from '../maintenance/maintenance-window';
+import { newIdentity } from '../common/pinned-identities';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
@@ -177,9 +178,9 @@ export class UpgradesService {
     const [{ identity }] = await this.query<{ identity: string }>(
       `INSERT INTO scheduled_cluster_upgrades
          (organisation_id, cluster_id, from_cluster_version, to_cluster_version, window_start, window_end, status, reason, created_by,
-          created_at, modified_at, ignore_maintenance_schedule)
-       VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, $8, $9, $9, $10) RETURNING identity`,
-      [cluster.organisation_id, cluster.id, cluster.version, req.toClusterVersion, windowStart, windowEnd, reason, user.username, now, ignore],
+          created_at, modified_at, ignore_maintenance_schedule, identity)
+       VALUES ($1, $2, $3, $4, $5, $6, 'SCHEDULED', $7, $8, $9, $9, $10, $11) RETURNING identity`,
+      [cluster.organisation_id, cluster.id, cluster.version, req.toClusterVersion, windowStart, windowEnd, reason, user.username, now, ignore, newIdentity('scheduled_cluster_upgrades')],
     );
     const row = await this.findRow(identity, null);
     this.audit.record({

@@ -12,6 +12,6 @@ import { WebhooksService } from './webhooks.service';
   imports: [ObservabilityModule],
   controllers: [WebhooksController],
   providers: [WebhooksService, WebhookDeliveryClaims, WebhookSender, WebhookDeliveryRecorder, WebhookDeliveryWorker],
-  exports: [WebhookDeliveryWorker],
+  exports: [WebhookDeliveryWorker, WebhooksService],
 })
 export class WebhooksModule {}

@@ -3,7 +3,8 @@ import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, Logger, NotFoundException, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { randomBytes, randomUUID } from 'crypto';
+import { randomBytes } from 'crypto';
+import { newIdentity } from '../common/pinned-identities';
 import { auditDiff } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
@@ -134,8 +135,18 @@ export class WebhooksService implements OnApplicationBootstrap {
     return this.toResponse(await this.find(org, identity));
   }
 
-  async create(org: OrganisationEntity, req: CreateWebhookRequest, createdBy: string): Promise<WebhookWithSecretResponse> {
-    await this.outbound.assertAllowed('url', req.url);
+  /**
+   * `checkAddress: false` (the demo organisation's disabled webhook, src/demo) checks the URL's form only, not where its
+   * host resolves; every delivery checks the address anyway (OutboundPolicy.request), and a disabled webhook sends nothing.
+   */
+  async create(
+    org: OrganisationEntity,
+    req: CreateWebhookRequest,
+    createdBy: string,
+    options: { checkAddress?: boolean } = {},
+  ): Promise<WebhookWithSecretResponse> {
+    if (options.checkAddress === false && req.enabled === false) this.outbound.assertWellFormed('url', req.url);
+    else await this.outbound.assertAllowed('url', req.url);
     // Serialises creates of one organisation so the limit holds under concurrency.
     await this.txHost.tx.query(`SELECT id FROM organisations WHERE id = $1 FOR UPDATE`, [org.id]);
     const [{ n }] = await this.txHost.tx.query(`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organisation_id = $1`, [org.id]);
@@ -144,7 +155,7 @@ export class WebhooksService implements OnApplicationBootstrap {
     }
     const now = this.clock.now();
     const secret = newSigningSecret();
-    const identity = randomUUID(); // known before the insert: the sealed secret and URL are bound to it
+    const identity = newIdentity('webhook_subscriptions'); // known before the insert: the sealed secret and URL are bound to it
     const url = this.storedUrl(identity, req.url);
     const [row]: SubscriptionRow[] = await this.txHost.tx.query(
       `INSERT INTO webhook_subscriptions (identity, organisation_id, url, url_ciphertext, description, event_types, enabled, secret_ciphertext, created_by, created_at, modified_at)

@@ -79,7 +79,7 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-embedded-'));
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
-  it('starts, prints and writes the admin token once, stops cleanly on SIGTERM, and restarts without a new admin', async () => {
+  it('starts, prints and writes the admin token once (after the demo organisation), stops cleanly on SIGTERM, and restarts without a new admin', async () => {
     const port = await freePort();
     const run1 = startService(dataDir, port);
     await run1.ready;
@@ -91,7 +91,11 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     // no secret of the data directory reaches the output.
     expect(await outputShows(run1.output, 'Authorization: Token <token>')).toBe(true);
     const lines1 = run1.output().trim().split('\n');
-    expect(lines1.slice(-8).join('\n')).toMatch(/Swagger UI: http:\/\/127\.0\.0\.1:\d+\/swagger-ui[\s\S]*Authorization: Token <token>/);
+    expect(lines1.slice(-14).join('\n')).toMatch(
+      /Swagger UI: http:\/\/127\.0\.0\.1:\d+\/swagger-ui[\s\S]*Demo organisation 'acme'[\s\S]*DEMO_DATA=false[\s\S]*Authorization: Token <token>/,
+    );
+    const demo = await fetch(`http://127.0.0.1:${port}/api/v1/orgs/acme/clusters/production/web`, { headers: { Authorization: `Token ${token}` } });
+    expect(demo.status).toBe(200);
     expect(run1.output()).not.toContain('Mapped {');
     expect(run1.output()).toContain('Node.js v24');
     for (const secretFile of ['pg-password', 'credentials.key']) {
@@ -110,6 +114,7 @@ describe('npm start path: embedded PostgreSQL under DATA_DIR', () => {
     await run2.ready;
     expect(run2.output()).not.toContain('shown once');
     expect(await outputShows(run2.output, `Admin token: ${tokenFile}`)).toBe(true);
+    expect(run2.output()).not.toContain('was created on this first start');
     expect(run2.output().trim().split('\n').pop()).toContain(`Admin token: ${tokenFile}`);
     const again = await fetch(`http://127.0.0.1:${port2}/sts/v1/personal-access-tokens`, { headers: { Authorization: `Token ${token}` } });
     expect(again.status).toBe(200);

@@ -5501,6 +5501,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6516,7 +6517,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (uuid) or its numeric id */
+                /**
+                 * @description The node pool's identity (uuid) or its numeric id
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6666,7 +6670,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (uuid) or its numeric id */
+                /**
+                 * @description The node pool's identity (uuid) or its numeric id
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -6905,6 +6912,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
                 clusterIdentity: string;
             };
             cookie?: never;
@@ -7008,6 +7016,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
                 clusterIdentity: string;
             };
             cookie?: never;
@@ -7396,7 +7405,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (its numeric id is accepted too) */
+                /**
+                 * @description The node pool's identity (its numeric id is accepted too)
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -7518,7 +7530,10 @@ export interface operations {
                 environmentSlug: string;
                 /** @example web */
                 clusterSlug: string;
-                /** @description The node pool's identity (its numeric id is accepted too) */
+                /**
+                 * @description The node pool's identity (its numeric id is accepted too)
+                 * @example ac3e0000-0000-4000-8000-000000000009
+                 */
                 nodePoolIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -9928,6 +9943,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000003 */
                 organisationIntegrationIdentity: string;
                 /**
                  * @description The organisation slug (the interface also spells this parameter organizationSlug; it is the same path)
@@ -11380,7 +11396,10 @@ export interface operations {
             path: {
                 /** @example production */
                 environmentSlug: string;
-                /** @description Identity of the organisation membership */
+                /**
+                 * @description Identity of the organisation membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 organisationSlug: string;
             };
@@ -11515,6 +11534,7 @@ export interface operations {
             path: {
                 /** @example production */
                 environmentSlug: string;
+                /** @example ac3e0000-0000-4000-8000-000000000002 */
                 memberIdentity: string;
                 organisationSlug: string;
             };
@@ -11866,6 +11886,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -11970,6 +11991,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12085,6 +12107,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12224,6 +12247,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12331,6 +12355,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12463,6 +12488,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12595,6 +12621,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12727,6 +12754,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12859,6 +12887,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -12991,6 +13020,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13123,6 +13153,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13255,6 +13286,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13387,6 +13419,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13519,6 +13552,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
                 organisationSlug: string;
             };
@@ -13651,7 +13685,9 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
+                /** @example ac3e0000-0000-4000-8000-000000000006 */
                 credentialsIdentity: string;
                 organisationSlug: string;
             };
@@ -14001,6 +14037,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -14105,6 +14142,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -14220,6 +14258,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
                 organisationSlug: string;
             };
@@ -14469,6 +14508,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 scheduledClusterUpgradeIdentity: string;
                 organisationSlug: string;
             };
@@ -14573,6 +14613,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 scheduledClusterUpgradeIdentity: string;
                 organisationSlug: string;
             };
@@ -14946,6 +14987,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -15049,6 +15091,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -15192,6 +15235,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -15307,6 +15351,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
             };
             cookie?: never;
@@ -19142,7 +19187,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the organisation */
+                /**
+                 * @description Identity of the organisation
+                 * @example ac3e0000-0000-4000-8000-000000000001
+                 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -19826,7 +19874,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the membership */
+                /**
+                 * @description Identity of the membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -19943,7 +19994,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Identity of the membership */
+                /**
+                 * @description Identity of the membership
+                 * @example ac3e0000-0000-4000-8000-000000000002
+                 */
                 memberIdentity: string;
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -20299,6 +20353,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -20402,6 +20457,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
             };
             cookie?: never;
@@ -21123,6 +21179,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21228,6 +21285,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21332,6 +21390,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21465,6 +21524,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21570,6 +21630,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21694,6 +21755,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -21802,6 +21864,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
                 deliveryIdentity: string;
                 /** @example acme */
@@ -22320,6 +22383,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22425,6 +22489,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22529,6 +22594,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -22681,6 +22747,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -23041,6 +23108,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;
@@ -23144,6 +23212,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;
@@ -23246,6 +23315,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
             };
             cookie?: never;

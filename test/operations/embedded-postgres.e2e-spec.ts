@@ -34,7 +34,7 @@ describe('embedded PostgreSQL lifecycle', () => {
   it('runs with fsync on by default, fails liveness while its PostgreSQL is down, and restarts it', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-embedded-'));
     const running: RunningApp = await createApp(
-      loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, BACKGROUND_JOBS_ENABLED: 'false', LOG_LEVEL: 'silent' }),
+      loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, BACKGROUND_JOBS_ENABLED: 'false', LOG_LEVEL: 'silent', DEMO_DATA: 'false' }),
       { quiet: true },
     );
     try {

@@ -1,0 +1,256 @@
+import { TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Injectable, Logger } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { ClsService } from 'nestjs-cls';
+import { AuditRecorder } from '../audit/audit-recorder';
+import { AuditService } from '../audit/audit.service';
+import { Actor, actorOf, SYSTEM_ACTOR } from '../auth/principal';
+import { CloudAccountsService } from '../cloud-accounts/cloud-accounts.service';
+import { CloudCredentialsService } from '../cloud-accounts/cloud-credentials.service';
+import { CreateCloudAccountRequest } from '../cloud-accounts/dto/cloud-account.dto';
+import { Platform1CredentialsRequest } from '../cloud-accounts/dto/credentials.dto';
+import { CreateClusterRequest } from '../clusters/dto/cluster.dto';
+import { CreateClusterCommand, CreateClusterUseCase } from '../clusters/use-cases/create-cluster.use-case';
+import { Clock } from '../common/clock';
+import { flattenValidationErrors } from '../common/errors';
+import { pinIdentities } from '../common/pinned-identities';
+import { AppConfig } from '../config/app-config';
+import { CreateEnvironmentRequest } from '../environments/dto/environment.dto';
+import { EnvironmentsService } from '../environments/environments.service';
+import { CreateMaintenanceScheduleRequest } from '../maintenance/dto/maintenance-schedule.dto';
+import { MaintenanceService } from '../maintenance/maintenance.service';
+import { AlertsService } from '../observability/alerts.service';
+import { TenantsService } from '../observability/tenants.service';
+import { CreateOrganisationRequest } from '../organisations/dto/organisation.dto';
+import { OrganisationEntity } from '../organisations/organisation.entity';
+import { OrganisationsService } from '../organisations/organisations.service';
+import { ClusterPoliciesService } from '../policies/cluster-policies.service';
+import { CreateClusterPolicyRequest } from '../policies/dto/cluster-policy.dto';
+import { CreateScheduledClusterUpgradeRequest } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
+import { UpgradesService } from '../upgrades/upgrades.service';
+import { UserEntity } from '../users/user.entity';
+import { CreateWebhookRequest } from '../webhooks/dto/webhook.dto';
+import { WebhooksService } from '../webhooks/webhooks.service';
+import { DEMO_IDENTITIES, DEMO_IDENTITY_TABLES, DEMO_SLUGS } from './demo-identities';
+
+const MARKER = 'demo-data';
+
+/** A request body as the API would receive it: transformed and validated by the same DTO, or an error naming the field. */
+function body<T extends object>(type: new () => T, plain: object): T {
+  const dto = plainToInstance(type, plain);
+  const errors = flattenValidationErrors(validateSync(dto, { whitelist: true, forbidNonWhitelisted: true }));
+  if (errors.length) throw new Error(`Demo data: invalid ${type.name}: ${errors.map((e) => e.message).join('; ')}`);
+  return dto;
+}
+
+/**
+ * The demo organisation of a fresh install (DEMO_DATA): `acme` owned by the bootstrap administrator, with the
+ * resources the API document's examples name, under the fixed identities of demo-identities.ts. Everything is
+ * created through the services the API uses (rules, policies, audit and activity rows, webhook events) in one
+ * transaction, once per database (a row in start_up_markers), and only while no organisation exists.
+ */
+@Injectable()
+export class DemoDataService {
+  private readonly logger = new Logger('DemoData');
+
+  /** Printed by main.ts with the start-up banner when the demo organisation was created on this start. */
+  startupNotice: string | null = null;
+
+  constructor(
+    private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
+    private readonly cls: ClsService,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly recorder: AuditRecorder,
+    private readonly audit: AuditService,
+    private readonly organisations: OrganisationsService,
+    private readonly environments: EnvironmentsService,
+    private readonly accounts: CloudAccountsService,
+    private readonly credentials: CloudCredentialsService,
+    private readonly maintenance: MaintenanceService,
+    private readonly createCluster: CreateClusterUseCase,
+    private readonly tenants: TenantsService,
+    private readonly alerts: AlertsService,
+    private readonly upgrades: UpgradesService,
+    private readonly webhooks: WebhooksService,
+    private readonly policies: ClusterPoliciesService,
+  ) {}
+
+  /** Creates the demo organisation when enabled and the database is fresh; returns whether it did. */
+  async seedIfFresh(): Promise<boolean> {
+    if (!this.config.demoData) return false;
+    const created = await this.cls.run(() =>
+      this.txHost.withTransaction(async () => {
+        const tx = this.txHost.tx;
+        await tx.query('SELECT pg_advisory_xact_lock(724003)');
+        const [done] = await tx.query(`SELECT 1 FROM start_up_markers WHERE name = $1`, [MARKER]);
+        if (done) {
+          const [demo] = await tx.query(`SELECT 1 FROM organisations WHERE identity = $1`, [DEMO_IDENTITIES.organisation]);
+          if (demo) this.startupNotice = `Demo organisation '${DEMO_SLUGS.organisation}' (created on the first start) is there to try; DEMO_DATA=false skips creating it on a fresh install.`;
+          return false;
+        }
+        await tx.query(`INSERT INTO start_up_markers (name, created_at) VALUES ($1, $2)`, [MARKER, this.clock.now()]);
+        const [{ n }] = await tx.query(`SELECT count(*)::int AS n FROM organisations`);
+        if (n > 0) {
+          this.logger.log('Demo data not created: the database already has organisations');
+          return false;
+        }
+        const admin = await tx.getRepository(UserEntity).findOne({ where: { platformAdmin: true }, order: { id: 'ASC' } });
+        if (!admin) throw new Error('Demo data: no platform administrator to own the demo organisation');
+        // One pin per table; the platform policy's is pinned just before it is created (after the organisation's).
+        const { platformPolicy: _later, ...first } = DEMO_IDENTITIES;
+        pinIdentities(Object.fromEntries(Object.entries(first).map(([k, v]) => [DEMO_IDENTITY_TABLES[k as keyof typeof DEMO_IDENTITIES], v])));
+        await this.create(admin);
+        return true;
+      }),
+    );
+    if (created) {
+      this.logger.log(`Demo organisation '${DEMO_SLUGS.organisation}' created`);
+      this.startupNotice = [
+        `Demo organisation '${DEMO_SLUGS.organisation}' (owner: the bootstrap administrator) was created on this first start:`,
+        `  environment ${DEMO_SLUGS.environment}, cluster ${DEMO_SLUGS.cluster} (provisioned by the simulated driver in the background),`,
+        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert, a disabled webhook and a cluster policy.',
+        "  Swagger UI's pre-filled example values address them. Start with DEMO_DATA=false for an empty service.",
+      ].join('\n');
+    }
+    return created;
+  }
+
+  private async create(admin: UserEntity): Promise<void> {
+    const actor = actorOf({ user: admin, kind: 'pat' });
+    const org = await this.organisations.create(
+      admin,
+      body(CreateOrganisationRequest, {
+        organisationName: 'Acme',
+        organisationType: 'BUSINESS',
+        companyName: 'Acme B.V.',
+        contactEmail: { email: 'ops@acme.example' },
+        acceptedAgreements: this.config.requiredAgreements.map((agreementSlug) => ({ agreementSlug })),
+      }),
+    );
+    await this.environments.create(
+      org,
+      body(CreateEnvironmentRequest, { name: DEMO_SLUGS.environment, description: 'Customer-facing workloads', purpose: 'Runs the web shop', type: 'production' }),
+    );
+    const account = await this.accounts.create(org, body(CreateCloudAccountRequest, { cloudProfile: 'platform-1-default', displayName: 'Production account' }));
+    await this.credentials.create(
+      org,
+      account.identity,
+      'platform_1',
+      body(Platform1CredentialsRequest, {
+        displayName: 'ci deployer',
+        // The documentation's example key pair: the simulated driver accepts any.
+        credentials: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', accessKeySecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' },
+      }),
+    );
+    const schedule = await this.maintenance.create(
+      org,
+      body(CreateMaintenanceScheduleRequest, {
+        name: 'Weekly Tuesday night',
+        windows: [{ day: 'TUESDAY', startTime: '02:00', duration: 120 }],
+        timeZone: 'Europe/Amsterdam',
+      }),
+    );
+    const cluster = await this.createCluster.execute(
+      new CreateClusterCommand(
+        org,
+        DEMO_SLUGS.environment,
+        body(CreateClusterRequest, {
+          name: DEMO_SLUGS.cluster,
+          cloudAccountIdentity: account.identity,
+          region: 'eu-central-1',
+          version: '1.31.6',
+          description: 'Customer-facing web shop',
+          maintenanceScheduleIdentity: schedule.identity,
+          nodePools: [
+            { name: 'system', nodeSize: 'm5.large', minSize: 2, maxSize: 3 },
+            { name: 'workers', nodeSize: 'm5.xlarge', minSize: 2, maxSize: 6, autoScaling: true, labels: { tier: 'web' } },
+          ],
+        }),
+      ),
+    );
+    const windowStart = new Date(this.clock.now().getTime() + 7 * 24 * 3600 * 1000);
+    await this.upgrades.adminCreate(
+      admin,
+      body(CreateScheduledClusterUpgradeRequest, {
+        clusterIdentity: cluster.identity,
+        toClusterVersion: '1.32.1',
+        windowStart: windowStart.toISOString(),
+        windowEnd: new Date(windowStart.getTime() + 2 * 3600 * 1000).toISOString(),
+        reason: 'Move to the next minor version',
+      }),
+    );
+    await this.policies.create(
+      org,
+      body(CreateClusterPolicyRequest, {
+        name: 'production-highly-available',
+        description: 'A production cluster runs a highly available control plane.',
+        expression: 'object.highlyAvailable',
+        message: 'production clusters should be highly available (enableHighAvailability: true)',
+        // Warn, not Deny: the demo cluster is not highly available and stays changeable.
+        action: 'Warn',
+        environmentTypes: ['production'],
+      }),
+      admin.username,
+    );
+    pinIdentities({ [DEMO_IDENTITY_TABLES.platformPolicy]: DEMO_IDENTITIES.platformPolicy });
+    await this.policies.create(
+      null,
+      body(CreateClusterPolicyRequest, {
+        name: 'audit-pod-security',
+        description: 'Records clusters without a Pod Security Standards profile; blocks nothing.',
+        expression: 'object.podSecurityStandardsProfile != null',
+        message: 'the cluster has no Pod Security Standards profile',
+        action: 'Audit',
+      }),
+      admin.username,
+    );
+    // Disabled, so nothing is ever sent: hooks.example.com is a documentation name (RFC 2606). Its address is not
+    // resolved now (a first start must not depend on DNS); enabling it with another URL, and every delivery, checks it.
+    await this.webhooks.create(
+      org,
+      body(CreateWebhookRequest, {
+        url: 'https://hooks.example.com/cluster-events',
+        description: 'Upgrade announcements to the platform channel (disabled: set a URL you own, then enable)',
+        eventTypes: ['SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED', 'CLUSTER_STATUS_CHANGED'],
+        enabled: false,
+      }),
+      admin.username,
+      { checkAddress: false },
+    );
+    await this.writeAudit(actor);
+    await this.receiveAlert(org);
+    await this.writeAudit(SYSTEM_ACTOR); // alerts arrive from the alert manager, not from a user
+  }
+
+  /** One firing alert in the cluster's tenant, received as the alert manager would send it. */
+  private async receiveAlert(org: OrganisationEntity): Promise<void> {
+    const { token } = await this.tenants.rotateWebhookToken(org, DEMO_SLUGS.tenant);
+    const startsAt = new Date(this.clock.now().getTime() - 10 * 60 * 1000).toISOString();
+    await this.alerts.receive(
+      DEMO_SLUGS.tenant,
+      token,
+      // The raw body: the service validates it as the alert manager's (AlertManagerWebhookDto).
+      {
+        version: '4',
+        status: 'firing',
+        receiver: 'cluster-management',
+        alerts: [
+          {
+            status: 'firing',
+            labels: { alertname: 'KubePodCrashLooping', severity: 'warning', namespace: 'shop', pod: 'checkout-7d9f8b6c5-x2x4q' },
+            annotations: { summary: 'Pod shop/checkout-7d9f8b6c5-x2x4q is crash looping' },
+            startsAt,
+          },
+        ],
+      },
+    );
+  }
+
+  /** Writes the audit entries recorded so far, as the audit interceptor does for a request. */
+  private async writeAudit(actor: Actor): Promise<void> {
+    for (const entry of this.recorder.take()) await this.audit.write(entry, actor);
+  }
+}

@@ -1,0 +1,185 @@
+import { ConfigValidationError, loadConfig } from '../../src/config/app-config';
+import { DEMO_IDENTITIES, DEMO_SLUGS, identityParameterExample } from '../../src/demo/demo-identities';
+import { settle } from '../clusters/cluster-fixtures';
+import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/test-app';
+
+interface Parameter {
+  name: string;
+  in: string;
+  required?: boolean;
+  example?: unknown;
+  schema?: { example?: unknown; default?: unknown; format?: string };
+}
+type Doc = { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
+
+/** What Swagger UI pre-fills for a parameter: its example, else its schema's example, else its default. */
+const prefill = (p: Parameter) => p.example ?? p.schema?.example ?? p.schema?.default;
+
+/** The request Swagger UI's Try it out sends for a GET with nothing but the pre-filled values. */
+function prefilledUrl(path: string, params: Parameter[]): string {
+  let url = path;
+  for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(String(prefill(p))));
+  const query = params
+    .filter((p) => p.in === 'query' && prefill(p) !== undefined)
+    .flatMap((p) => {
+      const v = prefill(p);
+      return (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(x))}`);
+    });
+  return query.length ? `${url}?${query.join('&')}` : url;
+}
+
+/**
+ * A fresh install with demo data (DEMO_DATA=true; the default with the embedded database): the demo organisation
+ * the document's examples name exists, owned by the bootstrap administrator, and every GET operation of the document
+ * answers 2xx with only its pre-filled values (the in-process twin of `npm run test:browser`).
+ */
+describe('Demo data on a fresh install', () => {
+  let t: TestApp;
+  let doc: Doc;
+
+  beforeAll(async () => {
+    t = await startTestApp({ DEMO_DATA: 'true' });
+    await settle(t); // the simulated driver provisions the demo cluster (background jobs are off in tests)
+    doc = (await t.http().get('/v3/api-docs').expect(200)).body;
+  });
+  afterAll(() => t.close());
+
+  it('creates acme with the fixed identities, owned by the bootstrap administrator, and cluster web reaches started', async () => {
+    const admin = t.admin();
+    const org = await admin.get(`/api/v1/organisations/${DEMO_SLUGS.organisation}`).expect(200);
+    expect(org.body.identity).toBe(DEMO_IDENTITIES.organisation);
+    const members = await admin.get(`/api/v1/organisations/acme/members`).expect(200);
+    const list = members.body.content ?? members.body;
+    expect(list).toEqual([expect.objectContaining({ identity: DEMO_IDENTITIES.organisationMember, role: 'OWNER' })]);
+
+    const cluster = await admin.get('/api/v1/orgs/acme/clusters/production/web').expect(200);
+    expect(cluster.body).toMatchObject({ identity: DEMO_IDENTITIES.cluster, status: 'started', version: '1.31.6' });
+    expect((await admin.get(`/admin/v1/clusters/${DEMO_IDENTITIES.cluster}`).expect(200)).body.slug).toBe('web');
+    const pools = await admin.get('/api/v1/orgs/acme/clusters/production/web/pools').expect(200);
+    expect(pools.body.map((p: { identity: string }) => p.identity)).toContain(DEMO_IDENTITIES.nodePool);
+
+    const account = await admin.get(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}`).expect(200);
+    expect(account.body.displayName).toBe('Production account');
+    const creds = await admin.get(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}/credentials`).expect(200);
+    expect(creds.body.content.map((c: { identity: string }) => c.identity)).toEqual([DEMO_IDENTITIES.cloudCredentials]);
+    await admin.get(`/api/v1/organisations/acme/maintenance-schedule/${DEMO_IDENTITIES.maintenanceSchedule}`).expect(200);
+    const upgrade = await admin.get(`/admin/v1/scheduled-cluster-upgrades/${DEMO_IDENTITIES.scheduledClusterUpgrade}`).expect(200);
+    expect(upgrade.body).toMatchObject({ toClusterVersion: '1.32.1', status: 'SCHEDULED' });
+    const webhook = await admin.get(`/api/v1/orgs/acme/webhooks/${DEMO_IDENTITIES.webhook}`).expect(200);
+    expect(webhook.body).toMatchObject({ enabled: false, url: 'https://hooks.example.com/cluster-events' });
+    const policy = await admin.get(`/api/v1/orgs/acme/cluster-policies/${DEMO_IDENTITIES.clusterPolicy}`).expect(200);
+    expect(policy.body.action).toBe('Warn');
+    const platformPolicy = await admin.get(`/admin/v1/cluster-policies/${DEMO_IDENTITIES.platformPolicy}`).expect(200);
+    expect(platformPolicy.body.action).toBe('Audit');
+    const alerts = await admin.get(`/api/v1/orgs/acme/alerts/${DEMO_SLUGS.tenant}`).expect(200);
+    expect(JSON.stringify(alerts.body)).toContain('KubePodCrashLooping');
+
+    // Created through the services: audited as the administrator (the alert as the alert manager, i.e. system).
+    const audit: { type: string; actor_username: string; referenced_entity_identity: string | null }[] = await t.db.query(
+      `SELECT type, actor_username, referenced_entity_identity FROM audit_events WHERE organisation_slug = 'acme' ORDER BY id`,
+    );
+    const byType = Object.fromEntries(audit.map((a) => [a.type, a]));
+    expect(byType.ORGANISATION_CREATED).toMatchObject({ actor_username: 'admin', referenced_entity_identity: DEMO_IDENTITIES.organisation });
+    expect(byType.CLUSTER_CREATED).toMatchObject({ actor_username: 'admin', referenced_entity_identity: DEMO_IDENTITIES.cluster });
+    expect(byType.WEBHOOK_CREATED).toMatchObject({ actor_username: 'admin', referenced_entity_identity: DEMO_IDENTITIES.webhook });
+    expect(byType.ALERTS_RECEIVED).toMatchObject({ actor_username: 'system' });
+    expect(Object.keys(byType)).toEqual(
+      expect.arrayContaining(['ENVIRONMENT_CREATED', 'CLOUD_ACCOUNT_CREATED', 'CLOUD_CREDENTIALS_CREATED', 'MAINTENANCE_SCHEDULE_CREATED', 'SCHEDULED_CLUSTER_UPGRADE_CREATED', 'CLUSTER_POLICY_CREATED']),
+    );
+  });
+
+  it("the demo webhook sends nothing (disabled: no ping), and the API's own creates still check the address", async () => {
+    const ping = await t.admin().post(`/api/v1/orgs/acme/webhooks/${DEMO_IDENTITIES.webhook}/ping`);
+    expect(ping.status).toBe(409);
+    const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM webhook_deliveries`);
+    expect(n).toBe(0);
+    // Only the seeder skips resolving the host of its disabled webhook; through the API a disabled one is checked.
+    const viaApi = await t
+      .admin()
+      .post('/api/v1/orgs/acme/webhooks')
+      .send({ url: 'https://no-such-host.invalid/hook', eventTypes: ['CLUSTER_STATUS_CHANGED'], enabled: false });
+    expect(viaApi.status).toBe(400);
+    expect(viaApi.body.message + JSON.stringify(viaApi.body.errors ?? [])).toContain('could not be resolved');
+  });
+
+  it('the document uses the demo identities as the example of every UUID path parameter', () => {
+    const missing: string[] = [];
+    // Not pre-filled on purpose: the example would be the bootstrap administrator's own token, and the demo has no
+    // silence or delivery (its webhook is disabled); those operations are POST/DELETE, never a list.
+    const deliberate = new Set(['token_id', 'silenceId', 'deliveryIdentity']);
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        for (const p of op.parameters ?? []) {
+          if (p.in !== 'path' || deliberate.has(p.name)) continue;
+          if (p.schema?.format === 'uuid' || /Identity$|^identity$|^nodePoolId$/.test(p.name)) {
+            if (prefill(p) === undefined || prefill(p) !== identityParameterExample(path, p.name)) missing.push(`${method} ${path}: ${p.name}=${String(prefill(p))}`);
+          } else if (prefill(p) === undefined) missing.push(`${method} ${path}: ${p.name} has no example`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('every GET operation answers 2xx with only its pre-filled values, as the platform administrator', async () => {
+    const failures: string[] = [];
+    let tried = 0;
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      const op = ops.get;
+      if (!op) continue;
+      const url = prefilledUrl(path, op.parameters ?? []);
+      const res = await t.as(ADMIN_TOKEN).get(url);
+      tried++;
+      if (res.status < 200 || res.status > 299) failures.push(`GET ${url}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+    }
+    expect(failures).toEqual([]);
+    expect(tried).toBeGreaterThan(60);
+  });
+
+  it('platform administrators get 404 for an organisation that does not exist; others still 403', async () => {
+    const missing = await t.admin().get('/api/v1/orgs/no-such-org/clusters');
+    expect(missing.status).toBe(404);
+    expect(missing.body.message).toBe("Organisation 'no-such-org' does not exist.");
+    const user = await t.createUser('outsider');
+    const outsider = await t.as(user.token).get('/api/v1/orgs/no-such-org/clusters');
+    expect(outsider.status).toBe(403);
+    expect((await t.as(user.token).get('/api/v1/orgs/acme/clusters')).status).toBe(403);
+  });
+
+  it('is created once: a second start on the same database adds nothing (a marker row records it)', async () => {
+    const count = async () =>
+      (await t.db.query(`SELECT (SELECT count(*) FROM organisations)::int AS orgs, (SELECT count(*) FROM audit_events)::int AS audit, (SELECT count(*) FROM clusters)::int AS clusters`))[0];
+    const before = await count();
+    expect(await t.db.query(`SELECT name FROM start_up_markers`)).toEqual([{ name: 'demo-data' }]);
+    const again = await startTestApp({ DEMO_DATA: 'true' }, t.databaseUrl);
+    try {
+      expect(await count()).toEqual(before);
+      // A resource created afterwards gets a random identity: nothing stays pinned.
+      const env = await again.admin().post('/api/v1/orgs/acme/environments').send({ name: 'staging' }).expect(200);
+      expect(Object.values(DEMO_IDENTITIES)).not.toContain(env.body.identity);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+describe('Demo data settings', () => {
+  it('on by default with the embedded database, off with DATABASE_URL unless DEMO_DATA=true, and checked', () => {
+    expect(loadConfig({}).demoData).toBe(true);
+    expect(loadConfig({ DEMO_DATA: 'false' }).demoData).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/x' }).demoData).toBe(false);
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/x', DEMO_DATA: 'true' }).demoData).toBe(true);
+    expect(() => loadConfig({ DEMO_DATA: 'perhaps' })).toThrow(ConfigValidationError);
+    expect(() => loadConfig({ DEMO_DATA: 'perhaps' })).toThrow(/DEMO_DATA/);
+  });
+
+  it('tests (DATABASE_URL) start without it: no organisation on a fresh database', async () => {
+    const t = await startTestApp();
+    try {
+      const [{ n }] = await t.db.query(`SELECT count(*)::int AS n FROM organisations`);
+      expect(n).toBe(0);
+      expect((await t.admin().get('/api/v1/orgs/acme/clusters')).status).toBe(404);
+    } finally {
+      await t.close();
+    }
+  });
+});
