@@ -49,7 +49,7 @@ export class ClusterPoliciesController {
     summary: 'Create a cluster policy (audited CLUSTER_POLICY_CREATED)',
     description:
       'The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an ' +
-      'unsafe matches() pattern is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md.',
+      'matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md.',
     errors: `409 when the name is taken in the organisation, or beyond ${MAX_POLICIES_PER_ORGANISATION} policies per organisation.`,
   })
   @ApiBody({ type: CreateClusterPolicyRequest, examples: EXAMPLES })

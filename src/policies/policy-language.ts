@@ -1,4 +1,5 @@
 import { Environment } from '@marcbachmann/cel-js';
+import { RE2JS } from 're2js';
 import * as semver from 'semver';
 import type { FieldErrorDto } from '../common/errors';
 import { celTypeName, PolicyVariableShapes, policyVariableShapes, toCelValue, type PolicyInput } from './policy-variables';
@@ -11,6 +12,11 @@ import { celTypeName, PolicyVariableShapes, policyVariableShapes, toCelValue, ty
  * (plus `Cluster == null`), so `oldObject.verison` is a type error at write time; the evaluating one declares it
  * `dyn`, because the library refuses a null value for a variable of an object type (and `oldObject` is null on
  * CREATE).
+ *
+ * `matches()` runs on RE2 (`re2js`), as the CEL specification defines it: the library's own overload uses
+ * JavaScript's backtracking `RegExp` and cannot be replaced, so compiled programs call `re2Matches` instead (the
+ * evaluating environment's only extra function; see `useRe2`). Matching is linear in the input's length whatever
+ * the pattern, so the static cost bound holds for `matches()` too.
  */
 
 /** Longest expression or message expression accepted. */
@@ -72,7 +78,36 @@ function buildEnvironment(shapes: PolicyVariableShapes, typedOldObject: boolean)
       return BigInt(semver.compare(x, y));
     });
   if (typedOldObject) env.registerOperator(`${shapes.cluster.name} == null`, (a: unknown) => a === null);
+  else env.registerFunction(`string.${RE2_MATCHES}(string): bool`, (input: string, pattern: string) => re2(pattern).test(input));
   return env;
+}
+
+/** The evaluating environment's name for `matches()` on RE2. */
+const RE2_MATCHES = 're2Matches';
+const MAX_COMPILED_PATTERNS = 1000;
+const compiledPatterns = new Map<string, RE2JS>();
+
+/** A compiled RE2 pattern (CEL's `matches` finds the pattern anywhere in the input: unanchored). */
+function re2(pattern: string): RE2JS {
+  let re = compiledPatterns.get(pattern);
+  if (!re) {
+    re = RE2JS.compile(pattern);
+    if (compiledPatterns.size >= MAX_COMPILED_PATTERNS) compiledPatterns.delete(compiledPatterns.keys().next().value!);
+    compiledPatterns.set(pattern, re);
+  }
+  return re;
+}
+
+/**
+ * Points every `x.matches(p)` of a parsed program at the RE2 overload. The write-time check accepted the source
+ * with the standard `matches`, so the two calls have the same types; the tree is the program's own (parsed for it).
+ */
+function useRe2(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(useRe2);
+  if (!node || typeof node !== 'object' || !('op' in node)) return;
+  const n = node as AstNode;
+  if (n.op === 'rcall' && Array.isArray(n.args) && n.args[0] === 'matches') n.args[0] = RE2_MATCHES;
+  useRe2(n.args);
 }
 
 export type CompiledPolicyExpression = (input: PolicyInput) => unknown;
@@ -113,6 +148,7 @@ export class PolicyLanguage {
   /** The evaluation function of a checked expression (variables converted to their CEL types on each call). */
   compile(source: string): CompiledPolicyExpression {
     const program = this.evaluating.parse(source);
+    useRe2(program.ast);
     const { cluster, environment, organisation, request } = this.shapes;
     // Only the cluster fields the expression reads are converted (the others stay unset: it never reads them).
     const fields = this.objectFields([source]);
@@ -206,9 +242,8 @@ export class PolicyLanguage {
 }
 
 /**
- * Why a `matches` pattern is refused, or null. The library runs JavaScript's backtracking regular expressions,
- * so only literal patterns are accepted, with the RE2 subset (no backreferences, no lookaround) and without the
- * shapes that make backtracking exponential (a repeated group that itself repeats or alternates).
+ * Why a `matches` pattern is refused, or null: only string literals (so the pattern is checked here, once),
+ * at most MAX_PATTERN_LENGTH characters, in RE2 syntax (CEL's; no lookaround, no backreferences).
  */
 function patternProblem(pattern: AstNode | undefined): string | null {
   if (!pattern || pattern.op !== 'value' || typeof pattern.args !== 'string') return 'matches() takes a string literal as its pattern';
@@ -218,34 +253,9 @@ function patternProblem(pattern: AstNode | undefined): string | null {
 export function regexProblem(p: string): string | null {
   if (p.length > MAX_PATTERN_LENGTH) return `the pattern is longer than ${MAX_PATTERN_LENGTH} characters`;
   try {
-    new RegExp(p);
-  } catch {
-    return `the pattern /${p}/ is not a valid regular expression`;
-  }
-  if (/\\[1-9]|\\k</.test(p)) return 'the pattern uses a backreference, which RE2 does not allow';
-  if (/\(\?<?[=!]/.test(p)) return 'the pattern uses lookaround, which RE2 does not allow';
-  // A group that is repeated (*, +, {n,}) must not itself contain a repetition or an alternation.
-  const stack: { risky: boolean }[] = [{ risky: false }];
-  for (let i = 0; i < p.length; i++) {
-    const c = p[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (c === '[') {
-      // A character class is one atom: skip to its end.
-      for (i++; i < p.length && p[i] !== ']'; i++) if (p[i] === '\\') i++;
-      continue;
-    }
-    if (c === '(') stack.push({ risky: false });
-    else if (c === '|' || c === '*' || c === '+' || (c === '{' && /^\{\d+,\d*\}/.test(p.slice(i)))) stack[stack.length - 1].risky = true;
-    else if (c === ')') {
-      const group = stack.length > 1 ? stack.pop()! : { risky: false };
-      const next = p[i + 1];
-      const repeated = next === '*' || next === '+' || (next === '{' && /^\{\d+,\d*\}/.test(p.slice(i + 1)));
-      if (repeated && group.risky) return 'the pattern repeats a group that itself repeats or alternates (exponential backtracking); simplify it';
-      if (group.risky || repeated) stack[stack.length - 1].risky = true;
-    }
+    RE2JS.compile(p);
+  } catch (err) {
+    return `the pattern /${p}/ is not a valid RE2 regular expression: ${String((err as Error).message).replace(/^error parsing regexp: /, '')}`;
   }
   return null;
 }

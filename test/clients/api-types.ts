@@ -2188,7 +2188,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cluster policy (audited CLUSTER_POLICY_CREATED)
-         * @description The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an unsafe matches() pattern is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
+         * @description The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
          */
         post: operations["ClusterPoliciesController_create"];
         delete?: never;

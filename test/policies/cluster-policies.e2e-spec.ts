@@ -91,7 +91,7 @@ describe('cluster policies', () => {
         'object.nodePools.all(a, object.nodePools.all(b, a.name.contains(b.name) && b.name.contains(a.name) && a.nodeSize.contains(b.nodeSize)))',
       );
       expect(expensive.body.errors[0].message).toMatch(/^expression: line 1, column 1: estimated cost \d+ exceeds the limit 100000/);
-      expect((await post("object.name.matches('^(a+)+$')")).body.errors[0].message).toMatch(/column 21: the pattern repeats a group/);
+      expect((await post("object.name.matches('^(?=a)')")).body.errors[0].message).toMatch(/column 21: the pattern .* is not a valid RE2 regular expression/);
       expect((await post('object.name.matches(object.region)')).body.errors[0].message).toMatch(/string literal/);
       expect((await post("object.name.matches('^[a-z][a-z0-9-]*$')")).status).toBe(200);
       const both = await post('true', { name: 'both', environments: ['production'], environmentTypes: ['production'] });
