@@ -256,6 +256,12 @@ export class AppConfig {
   })
   QUOTA_CLUSTERS_PER_CUSTOMER = 'TRIAL=1,INDIVIDUAL=3,BUSINESS=25,ENTERPRISE=100';
 
+  /** Organisation types a creator who is not a platform administrator may choose (the type sets the quota). */
+  @Matches(/^((TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE)(,(TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE))*)?$/, {
+    message: 'SELF_SERVICE_ORGANISATION_TYPES must be a comma-separated list of TRIAL, INDIVIDUAL, BUSINESS, ENTERPRISE',
+  })
+  SELF_SERVICE_ORGANISATION_TYPES = 'TRIAL,INDIVIDUAL,BUSINESS';
+
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -298,6 +304,10 @@ export class AppConfig {
 
   get requiredAgreements(): string[] {
     return this.REQUIRED_AGREEMENTS.split(',');
+  }
+
+  get selfServiceOrganisationTypes(): string[] {
+    return this.SELF_SERVICE_ORGANISATION_TYPES.split(',').filter(Boolean);
   }
 
   get clusterQuotaDefaults(): Record<string, number> {

@@ -28,11 +28,15 @@ export class OrganisationsController {
       'Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. ' +
       '`acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number ' +
       '(country prefix, format and check digits); both are 400 otherwise.',
-    access: 'The caller needs canCreateOrganisations (403 otherwise).',
+    access:
+      'The caller needs canCreateOrganisations (403 otherwise). `organisationType` sets the cluster quota: a caller who is not a platform ' +
+      'administrator may choose only the types of SELF_SERVICE_ORGANISATION_TYPES (default TRIAL, INDIVIDUAL, BUSINESS; 403 naming the rule otherwise).',
     errors: '409 when an organisation with the derived slug exists.',
   })
   @ApiOkResponse({ type: OrganisationResponse })
-  @ApiForbiddenResponse({ description: 'The caller may not create organisations (canCreateOrganisations), or the token is READ_ONLY' })
+  @ApiForbiddenResponse({
+    description: 'The caller may not create organisations (canCreateOrganisations) or organisations of this organisationType, or the token is READ_ONLY',
+  })
   @ApiStandardErrors({ notFound: false, conflict: 'An organisation with the slug derived from organisationName exists' })
   async create(@CurrentPrincipal() p: Principal, @Body() body: CreateOrganisationRequest): Promise<OrganisationResponse> {
     return this.organisations.toResponse(await this.organisations.create(p.user, body));

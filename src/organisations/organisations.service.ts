@@ -98,6 +98,13 @@ export class OrganisationsService {
     if (!user.canCreateOrganisations) {
       throw new ForbiddenException('You may not create organisations; ask a platform administrator for canCreateOrganisations.');
     }
+    if (!user.platformAdmin && !this.config.selfServiceOrganisationTypes.includes(req.organisationType)) {
+      throw new ForbiddenException(
+        `organisationType ${req.organisationType} sets the organisation's cluster quota (clustersPerCustomer), so only a platform ` +
+          `administrator may create such an organisation; choose one of ${this.config.selfServiceOrganisationTypes.join(', ') || '(none)'} ` +
+          `and ask one to change the type.`,
+      );
+    }
     const accepted = [...new Set(req.acceptedAgreements.map((a) => a.agreementSlug))];
     const missing = this.config.requiredAgreements.filter((slug) => !accepted.includes(slug));
     if (missing.length) {

@@ -1756,7 +1756,7 @@ export interface paths {
         put?: never;
         /**
          * Create an organisation; the caller becomes its OWNER (needs canCreateOrganisations)
-         * @description Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. `acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number (country prefix, format and check digits); both are 400 otherwise. The caller needs canCreateOrganisations (403 otherwise). A READ_ONLY personal access token gets 403. 409 when an organisation with the derived slug exists.
+         * @description Creates an organisation; its slug is derived from organisationName and the caller becomes its OWNER. `acceptedAgreements` must include every agreement the service requires, and a `vatNumber` must be a valid VAT number (country prefix, format and check digits); both are 400 otherwise. The caller needs canCreateOrganisations (403 otherwise). `organisationType` sets the cluster quota: a caller who is not a platform administrator may choose only the types of SELF_SERVICE_ORGANISATION_TYPES (default TRIAL, INDIVIDUAL, BUSINESS; 403 naming the rule otherwise). A READ_ONLY personal access token gets 403. 409 when an organisation with the derived slug exists.
          */
         post: operations["OrganisationsController_create"];
         delete?: never;
@@ -18853,7 +18853,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The caller may not create organisations (canCreateOrganisations), or the token is READ_ONLY */
+            /** @description The caller may not create organisations (canCreateOrganisations) or organisations of this organisationType, or the token is READ_ONLY */
             403: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

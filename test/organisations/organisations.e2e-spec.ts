@@ -77,13 +77,27 @@ describe('organisations', () => {
     it.each([
       ['TRIAL', 1],
       ['INDIVIDUAL', 3],
-      ['ENTERPRISE', 100],
+      ['BUSINESS', 25],
     ])('%s organisations get a clustersPerCustomer quota of %d', async (type, quota) => {
       const res = await t.as(creator.token).post('/api/v1/organisations').send(createBody(`Quota ${type}`, { organisationType: type }));
       expect(res.status).toBe(200);
       const q = await t.as(creator.token).get(`/api/v1/organisations/${res.body.slug.slugValue}/quotas`);
       expect(q.status).toBe(200);
       expect(q.body).toEqual({ clustersPerCustomer: quota });
+    });
+
+    it('ENTERPRISE (the largest quota) is created by a platform administrator only: 403 naming the rule, nothing written', async () => {
+      const before = await auditCount(t);
+      const res = await t.as(creator.token).post('/api/v1/organisations').send(createBody('Quota Enterprise', { organisationType: 'ENTERPRISE' }));
+      expect(res.status).toBe(403);
+      expectErrorBody(res.body, 403);
+      expect(res.body.message).toMatch(/organisationType ENTERPRISE sets the organisation's cluster quota.*TRIAL, INDIVIDUAL, BUSINESS/);
+      expect(await auditCount(t)).toBe(before);
+      expect(await t.db.query(`SELECT 1 FROM organisations WHERE slug = 'quota-enterprise'`)).toHaveLength(0);
+      const platform = await t.createUser('enterprise-creator', { platformAdmin: true, canCreateOrganisations: true });
+      const created = await t.as(platform.token).post('/api/v1/organisations').send(createBody('Quota Enterprise', { organisationType: 'ENTERPRISE' }));
+      expect(created.status).toBe(200);
+      expect((await t.as(platform.token).get('/api/v1/organisations/quota-enterprise/quotas')).body).toEqual({ clustersPerCustomer: 100 });
     });
 
     it('refuses a taken slug with 409', async () => {
