@@ -21,6 +21,14 @@ export interface ExecutorOptions {
   describe?: (task: string) => string;
   /** Heap bound of each worker thread, in MB. */
   workerHeapMb?: number;
+  /**
+   * What the caller holds while it waits, when it holds a database connection (a mutating request's transaction),
+   * else null. Callers holding one are bounded per key by `maxHoldingPerKey`, so one organisation's backlog cannot
+   * hold the request pool.
+   */
+  holdsConnection?: () => object | null;
+  /** Callers of one key holding a connection that may have tasks waiting or running at once; a new one beyond is 429. */
+  maxHoldingPerKey?: number;
 }
 
 /** A task ran out of its time (or memory) and was stopped: its input is too expensive to process. */
@@ -33,8 +41,8 @@ export class ExecutorTaskTooExpensiveException extends HttpException {
 /** The organisation already has as many tasks waiting as it may. */
 export class ExecutorQueueFullException extends HttpException {
   readonly headers = { 'retry-after': '1' };
-  constructor(limit: number) {
-    super(`This organisation already has ${limit} expensive operations waiting (parsing, validation, pattern matching); retry when they finish.`, HttpStatus.TOO_MANY_REQUESTS);
+  constructor(limit: number, what = 'waiting') {
+    super(`This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching); retry when they finish.`, HttpStatus.TOO_MANY_REQUESTS);
   }
 }
 
@@ -63,6 +71,10 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   private readonly pool: Piscina;
   private readonly waiting = new FairQueue<Job>();
   private readonly runningPerKey = new Map<string, number>();
+  /** Per key, the callers holding a database connection that have tasks waiting or running, with their task count. */
+  private readonly holdingPerKey = new Map<string, Map<object, number>>();
+  /** Callers admitted once keep being admitted: refusing a later task would not free their connection. */
+  private readonly admitted = new WeakSet<object>();
   private running = 0;
   private closed = false;
   /** Tasks one key may run at once. */
@@ -99,8 +111,36 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   run<K extends keyof Tasks & string>(key: string, task: K, input: Parameters<Tasks[K]>[0]): Promise<Awaited<ReturnType<Tasks[K]>>> {
     if (this.closed) return Promise.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
     if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
+    const holder = this.options.holdsConnection?.() ?? null;
+    if (holder) {
+      const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
+      const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
+      if (!this.admitted.has(holder) && holders.size >= limit) return Promise.reject(new ExecutorQueueFullException(limit, 'in progress in changes'));
+      this.admitted.add(holder);
+      holders.set(holder, (holders.get(holder) ?? 0) + 1);
+      this.holdingPerKey.set(key, holders);
+    }
+    const settled = () => {
+      const holders = holder && this.holdingPerKey.get(key);
+      if (!holders) return;
+      const left = (holders.get(holder) ?? 1) - 1;
+      if (left > 0) holders.set(holder, left);
+      else holders.delete(holder);
+      if (!holders.size) this.holdingPerKey.delete(key);
+    };
     return new Promise((resolve, reject) => {
-      this.waiting.push(key, { task, input, resolve: resolve as (v: unknown) => void, reject });
+      this.waiting.push(key, {
+        task,
+        input,
+        resolve: (v: unknown) => {
+          settled();
+          (resolve as (v: unknown) => void)(v);
+        },
+        reject: (e: unknown) => {
+          settled();
+          reject(e);
+        },
+      });
       this.dispatch();
     });
   }

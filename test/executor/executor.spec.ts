@@ -83,6 +83,33 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
     await expect(executor.run('org-a', 'fail', 'broken input')).rejects.toThrow('broken input');
   });
 
+  it('bounds the callers of one organisation that wait holding a database connection (429), not others or those without one', async () => {
+    let holding: object | null = { request: 1 };
+    const first = holding;
+    executor = make({ holdsConnection: () => holding, maxHoldingPerKey: 2 });
+    const a1 = executor.run('org-a', 'spin', 300);
+    holding = { request: 2 };
+    const b1 = executor.run('org-a', 'echo', 1);
+    holding = { request: 3 };
+    const refused = await timed(executor.run('org-a', 'echo', 2), Date.now());
+    expect(refused.error).toEqual({ status: 429, message: expect.stringMatching(/already has 2 expensive operations in progress in changes/) });
+    expect(await executor.run('org-b', 'echo', 'b')).toBe('b');
+    // A caller admitted once is admitted again (its connection is held either way).
+    holding = first;
+    const a2 = executor.run('org-a', 'echo', 'again');
+    holding = null;
+    // A reader that holds no connection is bounded only by the waiting limit.
+    expect(await executor.run('org-a', 'echo', 'read')).toBe('read');
+    expect(await Promise.all([a1, b1, a2])).toEqual([300, 1, 'again']);
+    // Settled tasks (resolved or failed) give their place back.
+    holding = { request: 4 };
+    await expect(executor.run('org-a', 'fail', 'x')).rejects.toThrow('x');
+    holding = { request: 5 };
+    const c = executor.run('org-a', 'echo', 3);
+    holding = { request: 6 };
+    expect(await Promise.all([c, executor.run('org-a', 'echo', 4)])).toEqual([3, 4]);
+  });
+
   it('answers 503 to waiting tasks and refuses new ones at shutdown', async () => {
     executor = make({ threads: 1 });
     const running = timed(executor.run('org-a', 'spin', 300), Date.now());

@@ -1,5 +1,6 @@
 import { performance } from 'perf_hooks';
 import { parseDocument, visit } from 'yaml';
+import { AppConfig } from '../../src/config/app-config';
 import { startTestApp, TestApp } from '../support/test-app';
 import { seedCluster, seedEnvironment, seedOrg, SeededOrg } from './fixtures';
 
@@ -187,5 +188,24 @@ describe('expensive work on user input does not slow other tenants', () => {
     expect(healthTimes.length).toBeGreaterThanOrEqual(10);
     expect(median(healthTimes)).toBeLessThan(5 * median(idleHealth) + median(idleHealth));
     expect(otherTime).toBeLessThan(5 * Math.max(...idleOther));
+  });
+
+  it("one organisation's concurrent heavy writes hold at most a quarter of the request pool: the rest are 429 and another organisation's write goes through", async () => {
+    const member = t.as(heavy.users.MEMBER.token);
+    // A write waits for its check inside its transaction, holding a connection: a quarter of the pool may do so.
+    const limit = Math.max(1, Math.floor(t.get(AppConfig).DATABASE_POOL_SIZE / 4));
+    const writes = Promise.all(Array.from({ length: limit + 4 }, () => member.post(heavyPath()).send({ alertingConfig: config })));
+    await new Promise((r) => setTimeout(r, 100));
+    const other = await elapsed(otherPost);
+    const results = await writes;
+    // The first `limit` to arrive are admitted; the others are refused unless they arrive after one finished (a
+    // loaded machine may spread the arrivals), so at least half of the four extra ones are refused.
+    expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(limit);
+    const refused = results.filter((r) => r.status !== 200);
+    expect(refused.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(refused.map((r) => r.status))).toEqual(new Set([429]));
+    expect(refused[0].headers['retry-after']).toBe('1');
+    expect(refused[0].body.message).toMatch(new RegExp(`already has ${limit} expensive operations? in progress in changes`));
+    expect(other).toBeLessThan(5_000);
   });
 });
