@@ -8,6 +8,7 @@ import { BootstrapAdminService } from './bootstrap-admin.service';
 import { CredentialStrategy } from './credential.strategy';
 import { OidcVerifier } from './oidc-verifier.service';
 import { OrganisationAccessGuard } from './organisation-access';
+import { PrincipalCache } from './principal-cache';
 import { RequestRateLimits } from './request-rate-limits';
 import { MetricsModule } from '../metrics/metrics.module';
 
@@ -16,12 +17,13 @@ import { MetricsModule } from '../metrics/metrics.module';
   providers: [
     RequestRateLimits,
     OidcVerifier,
+    PrincipalCache,
     CredentialStrategy,
     BootstrapAdminService,
     // Order matters: authenticate first, then resolve the organisation role.
     { provide: APP_GUARD, useClass: ApiAuthGuard },
     { provide: APP_GUARD, useClass: OrganisationAccessGuard },
   ],
-  exports: [RequestRateLimits],
+  exports: [RequestRateLimits, PrincipalCache],
 })
 export class AuthModule {}
