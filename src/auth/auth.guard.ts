@@ -1,8 +1,9 @@
-import { ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import { createHash, timingSafeEqual } from 'crypto';
+import type { FastifyRequest } from 'fastify';
 import { AppConfig } from '../config/app-config';
+import { CredentialStrategy } from './credential.strategy';
 import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
 import { RateLimitState, rateLimitHeaders, RequestRateLimits } from './request-rate-limits';
 
@@ -23,34 +24,38 @@ function setRateLimitHeaders(reply: { header(name: string, value: string): unkno
   for (const [name, value] of Object.entries(rateLimitHeaders(state))) reply.header(name, value);
 }
 
-/** The one global guard: authenticates every route not marked @Public(). */
+/**
+ * The one global guard: authenticates every route not marked @Public(). It calls this app's own credential
+ * strategy (no passport registry: that one is global to the process, so with two app instances in one process
+ * (the replica tests) both would authenticate with whichever registered last).
+ */
 @Injectable()
-export class ApiAuthGuard extends AuthGuard('credential') {
+export class ApiAuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: RequestRateLimits,
     private readonly config: AppConfig,
-  ) {
-    super();
-  }
+    private readonly credentials: CredentialStrategy,
+  ) {}
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const request = context.switchToHttp().getRequest();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { user?: Principal }>();
     if (this.reflector.getAllAndOverride<boolean>(METRICS_TOKEN_ACCEPTED, targets) && this.isMetricsToken(request.headers.authorization)) {
       return true;
     }
     await this.limits.assertMayAuthenticate(request.ip);
     const reply = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
+    let principal: Principal;
     try {
-      await super.canActivate(context);
+      principal = await this.credentials.validate(request);
     } catch (e) {
       // A 401 carries the state of the address's failed-authentication budget.
       if (e instanceof UnauthorizedException) setRateLimitHeaders(reply, await this.limits.recordFailure(request.ip, failureReason(e.message)));
       throw e;
     }
-    const principal = request.user as Principal;
+    request.user = principal;
     // Every later answer (2xx, 403, 404, ...) carries the state of the principal's budget.
     setRateLimitHeaders(reply, await this.limits.consume(principal));
     if (principal.token?.type === 'READ_ONLY' && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {
@@ -69,11 +74,5 @@ export class ApiAuthGuard extends AuthGuard('credential') {
     const a = createHash('sha256').update(match[1]).digest();
     const b = createHash('sha256').update(expected).digest();
     return timingSafeEqual(a, b);
-  }
-
-  override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {
-    if (err) throw err;
-    if (!user) throw new UnauthorizedException('Authentication required.');
-    return user;
   }
 }

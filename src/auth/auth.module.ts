@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { TokensModule } from '../tokens/tokens.module';
 import { UsersModule } from '../users/users.module';
 import { ApiAuthGuard } from './auth.guard';
@@ -13,7 +12,7 @@ import { RequestRateLimits } from './request-rate-limits';
 import { MetricsModule } from '../metrics/metrics.module';
 
 @Module({
-  imports: [PassportModule, TokensModule, UsersModule, MetricsModule],
+  imports: [TokensModule, UsersModule, MetricsModule],
   providers: [
     RequestRateLimits,
     OidcVerifier,

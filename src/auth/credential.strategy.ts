@@ -1,7 +1,5 @@
 import { Injectable, UnauthorizedException } from '@nestjs/common';
-import { PassportStrategy } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import { Strategy } from 'passport-custom';
 import { hashToken, OrganisationPrefetch, TokensService, UNKNOWN_TOKEN_MESSAGE } from '../tokens/tokens.service';
 import { UsersService } from '../users/users.service';
 import { OidcVerifier } from './oidc-verifier.service';
@@ -11,19 +9,17 @@ import type { Principal } from './principal';
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
- * One passport strategy for the Authorization header:
+ * The one strategy for the Authorization header, called by the global guard:
  * `Token <pat>`, `Bearer <pat>` and `Bearer <jwt>` (OIDC).
  */
 @Injectable()
-export class CredentialStrategy extends PassportStrategy(Strategy, 'credential') {
+export class CredentialStrategy {
   constructor(
     private readonly tokens: TokensService,
     private readonly oidc: OidcVerifier,
     private readonly users: UsersService,
     private readonly cache: PrincipalCache,
-  ) {
-    super();
-  }
+  ) {}
 
   async validate(req: FastifyRequest): Promise<Principal> {
     const header = req.headers.authorization;
