@@ -36,7 +36,8 @@ interface Entry {
  */
 const WRITE = /^\s*(insert\s+into|update|delete\s+from|truncate(?:\s+table)?)\s+(?:only\s+)?(?:"?public"?\.)?"?(organisation_members|organisations|personal_access_tokens|users)"?(?=[\s(;,]|$)/i;
 
-function changesPrincipals(query: string): boolean {
+/** Whether a statement run by this replica may change what authentication decides (see WRITE). */
+export function changesPrincipals(query: string): boolean {
   if (query === TOUCH_LAST_USED_SQL) return false;
   const m = WRITE.exec(query);
   if (!m) return false;
