@@ -207,12 +207,4 @@ export class TokensService {
       token.lastUsedAt = now;
     }
   }
-
-  /** Resolves a presented token to its user, refusing unknown, revoked, expired and out-of-range use (no cache). */
-  async authenticate(raw: string, clientIp: string | undefined, organisationSlug?: string): Promise<TokenFacts> {
-    const facts = await this.lookup(hashToken(raw), organisationSlug);
-    if (!facts) throw new UnauthorizedException(UNKNOWN_TOKEN_MESSAGE);
-    await this.accept(facts, clientIp);
-    return facts;
-  }
 }
