@@ -2,6 +2,8 @@ import { CanActivate, ExecutionContext, ForbiddenException, Injectable, Unauthor
 import { Reflector } from '@nestjs/core';
 import { createHash, timingSafeEqual } from 'crypto';
 import type { FastifyRequest } from 'fastify';
+import { Authenticator } from 'passport';
+import { Strategy as CustomStrategy } from 'passport-custom';
 import { AppConfig } from '../config/app-config';
 import { CredentialStrategy } from './credential.strategy';
 import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
@@ -25,18 +27,40 @@ function setRateLimitHeaders(reply: { header(name: string, value: string): unkno
 }
 
 /**
- * The one global guard: authenticates every route not marked @Public(). It calls this app's own credential
- * strategy (no passport registry: that one is global to the process, so with two app instances in one process
- * (the replica tests) both would authenticate with whichever registered last).
+ * The one global guard: authenticates every route not marked @Public() through passport, with this app's own
+ * `Authenticator` instance holding this app's credential strategy. Passport's default instance (which
+ * `@nestjs/passport` registers strategies on) is global to the process: with two app instances in one process (the
+ * replica tests) both would authenticate with whichever registered last, i.e. with the other app's principal cache.
  */
 @Injectable()
 export class ApiAuthGuard implements CanActivate {
+  private readonly passport = new Authenticator();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: RequestRateLimits,
     private readonly config: AppConfig,
-    private readonly credentials: CredentialStrategy,
-  ) {}
+    credentials: CredentialStrategy,
+  ) {
+    this.passport.use(
+      'credential',
+      new CustomStrategy((req, done) => {
+        credentials.validate(req as unknown as FastifyRequest).then((principal) => done(null, principal), done);
+      }),
+    );
+  }
+
+  /** The principal of the request's Authorization header (passport-custom strategy `credential`, no session). */
+  private authenticate(request: FastifyRequest, reply: unknown): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      const middleware = this.passport.authenticate('credential', { session: false }, (err: unknown, principal: Principal | false) => {
+        if (err) reject(err);
+        else if (principal) resolve(principal);
+        else reject(new UnauthorizedException('Authentication required: send Authorization: Token <personal access token> or Bearer <token>.'));
+      }) as (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
+      middleware(request, reply, reject);
+    });
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
@@ -49,7 +73,7 @@ export class ApiAuthGuard implements CanActivate {
     const reply = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
     let principal: Principal;
     try {
-      principal = await this.credentials.validate(request);
+      principal = await this.authenticate(request, reply);
     } catch (e) {
       // A 401 carries the state of the address's failed-authentication budget.
       if (e instanceof UnauthorizedException) setRateLimitHeaders(reply, await this.limits.recordFailure(request.ip, failureReason(e.message)));
