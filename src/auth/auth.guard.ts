@@ -1,8 +1,11 @@
-import { ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { AuthGuard } from '@nestjs/passport';
 import { createHash, timingSafeEqual } from 'crypto';
+import type { FastifyRequest } from 'fastify';
+import { Authenticator } from 'passport';
+import { Strategy as CustomStrategy } from 'passport-custom';
 import { AppConfig } from '../config/app-config';
+import { CredentialStrategy } from './credential.strategy';
 import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
 import { RateLimitState, rateLimitHeaders, RequestRateLimits } from './request-rate-limits';
 
@@ -23,34 +26,60 @@ function setRateLimitHeaders(reply: { header(name: string, value: string): unkno
   for (const [name, value] of Object.entries(rateLimitHeaders(state))) reply.header(name, value);
 }
 
-/** The one global guard: authenticates every route not marked @Public(). */
+/**
+ * The one global guard: authenticates every route not marked @Public() through passport, with this app's own
+ * `Authenticator` instance holding this app's credential strategy. Passport's default instance (which
+ * `@nestjs/passport` registers strategies on) is global to the process: with two app instances in one process (the
+ * replica tests) both would authenticate with whichever registered last, i.e. with the other app's principal cache.
+ */
 @Injectable()
-export class ApiAuthGuard extends AuthGuard('credential') {
+export class ApiAuthGuard implements CanActivate {
+  private readonly passport = new Authenticator();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly limits: RequestRateLimits,
     private readonly config: AppConfig,
+    credentials: CredentialStrategy,
   ) {
-    super();
+    this.passport.use(
+      'credential',
+      new CustomStrategy((req, done) => {
+        credentials.validate(req as unknown as FastifyRequest).then((principal) => done(null, principal), done);
+      }),
+    );
   }
 
-  override async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** The principal of the request's Authorization header (passport-custom strategy `credential`, no session). */
+  private authenticate(request: FastifyRequest, reply: unknown): Promise<Principal> {
+    return new Promise((resolve, reject) => {
+      const middleware = this.passport.authenticate('credential', { session: false }, (err: unknown, principal: Principal | false) => {
+        if (err) reject(err);
+        else if (principal) resolve(principal);
+        else reject(new UnauthorizedException('Authentication required: send Authorization: Token <personal access token> or Bearer <token>.'));
+      }) as (req: unknown, res: unknown, next: (err?: unknown) => void) => void;
+      middleware(request, reply, reject);
+    });
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const targets = [context.getHandler(), context.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
-    const request = context.switchToHttp().getRequest();
+    const request = context.switchToHttp().getRequest<FastifyRequest & { user?: Principal }>();
     if (this.reflector.getAllAndOverride<boolean>(METRICS_TOKEN_ACCEPTED, targets) && this.isMetricsToken(request.headers.authorization)) {
       return true;
     }
     await this.limits.assertMayAuthenticate(request.ip);
     const reply = context.switchToHttp().getResponse<{ header(name: string, value: string): unknown }>();
+    let principal: Principal;
     try {
-      await super.canActivate(context);
+      principal = await this.authenticate(request, reply);
     } catch (e) {
       // A 401 carries the state of the address's failed-authentication budget.
       if (e instanceof UnauthorizedException) setRateLimitHeaders(reply, await this.limits.recordFailure(request.ip, failureReason(e.message)));
       throw e;
     }
-    const principal = request.user as Principal;
+    request.user = principal;
     // Every later answer (2xx, 403, 404, ...) carries the state of the principal's budget.
     setRateLimitHeaders(reply, await this.limits.consume(principal));
     if (principal.token?.type === 'READ_ONLY' && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {
@@ -69,11 +98,5 @@ export class ApiAuthGuard extends AuthGuard('credential') {
     const a = createHash('sha256').update(match[1]).digest();
     const b = createHash('sha256').update(expected).digest();
     return timingSafeEqual(a, b);
-  }
-
-  override handleRequest<TUser = Principal>(err: unknown, user: TUser | false): TUser {
-    if (err) throw err;
-    if (!user) throw new UnauthorizedException('Authentication required.');
-    return user;
   }
 }

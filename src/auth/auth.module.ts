@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { TokensModule } from '../tokens/tokens.module';
 import { UsersModule } from '../users/users.module';
 import { ApiAuthGuard } from './auth.guard';
@@ -8,20 +7,22 @@ import { BootstrapAdminService } from './bootstrap-admin.service';
 import { CredentialStrategy } from './credential.strategy';
 import { OidcVerifier } from './oidc-verifier.service';
 import { OrganisationAccessGuard } from './organisation-access';
+import { PrincipalCache } from './principal-cache';
 import { RequestRateLimits } from './request-rate-limits';
 import { MetricsModule } from '../metrics/metrics.module';
 
 @Module({
-  imports: [PassportModule, TokensModule, UsersModule, MetricsModule],
+  imports: [TokensModule, UsersModule, MetricsModule],
   providers: [
     RequestRateLimits,
     OidcVerifier,
+    PrincipalCache,
     CredentialStrategy,
     BootstrapAdminService,
     // Order matters: authenticate first, then resolve the organisation role.
     { provide: APP_GUARD, useClass: ApiAuthGuard },
     { provide: APP_GUARD, useClass: OrganisationAccessGuard },
   ],
-  exports: [RequestRateLimits],
+  exports: [RequestRateLimits, PrincipalCache],
 })
 export class AuthModule {}

@@ -1,27 +1,25 @@
 import { Injectable, UnauthorizedException } from '@nestjs/common';
-import { PassportStrategy } from '@nestjs/passport';
 import type { FastifyRequest } from 'fastify';
-import { Strategy } from 'passport-custom';
-import { OrganisationPrefetch, TokensService } from '../tokens/tokens.service';
+import { hashToken, OrganisationPrefetch, TokensService, UNKNOWN_TOKEN_MESSAGE } from '../tokens/tokens.service';
 import { UsersService } from '../users/users.service';
 import { OidcVerifier } from './oidc-verifier.service';
+import { PrincipalCache } from './principal-cache';
 import type { Principal } from './principal';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
- * One passport strategy for the Authorization header:
+ * The one strategy for the Authorization header, called by the global guard:
  * `Token <pat>`, `Bearer <pat>` and `Bearer <jwt>` (OIDC).
  */
 @Injectable()
-export class CredentialStrategy extends PassportStrategy(Strategy, 'credential') {
+export class CredentialStrategy {
   constructor(
     private readonly tokens: TokensService,
     private readonly oidc: OidcVerifier,
     private readonly users: UsersService,
-  ) {
-    super();
-  }
+    private readonly cache: PrincipalCache,
+  ) {}
 
   async validate(req: FastifyRequest): Promise<Principal> {
     const header = req.headers.authorization;
@@ -37,8 +35,19 @@ export class CredentialStrategy extends PassportStrategy(Strategy, 'credential')
     }
     const params = (req.params ?? {}) as Record<string, string | undefined>;
     const organisationSlug = params.organisationSlug ?? params.organizationSlug;
-    const { user, token, organisation } = await this.tokens.authenticate(credential, req.ip, organisationSlug);
-    // Handed to the organisation access guard so the membership is resolved once, in this same statement.
+    const tokenHash = hashToken(credential);
+    // A hit needs no database statement; a miss reads the token, its user and the path's organisation in one.
+    let facts = this.cache.get(tokenHash, organisationSlug);
+    if (!facts) {
+      const version = this.cache.currentVersion;
+      const read = await this.tokens.lookup(tokenHash, organisationSlug);
+      if (!read) throw new UnauthorizedException(UNKNOWN_TOKEN_MESSAGE);
+      facts = this.cache.store(tokenHash, read, organisationSlug, version);
+    }
+    // Revocation, expiry (by the clock) and the IP restriction (for this request's address): on every request.
+    await this.tokens.accept(facts, req.ip);
+    const { user, token, organisation } = this.cache.detach(facts);
+    // Handed to the organisation access guard so the membership is resolved with the credential.
     if (organisation) (req as FastifyRequest & { organisationPrefetch?: OrganisationPrefetch }).organisationPrefetch = organisation;
     return { user, token, kind: 'pat' };
   }

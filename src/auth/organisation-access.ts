@@ -85,7 +85,7 @@ export class OrganisationAccessGuard implements CanActivate {
     let org: OrganisationEntity | null;
     let member: OrganisationMemberEntity | null;
     if (!meta.identityParam && prefetch && prefetch.slug === value) {
-      // Resolved together with the personal access token (one statement for both).
+      // Resolved together with the personal access token: from the principal cache, or in the one statement of a miss.
       ({ organisation: org, member } = prefetch);
     } else {
       // One statement for the organisation and the caller's membership.

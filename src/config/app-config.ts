@@ -273,6 +273,22 @@ export class AppConfig {
   @Transform(toInt) @IsInt() @Min(0)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
+  /**
+   * How long this replica trusts what it read about a personal access token (user, token, memberships) without
+   * asking the database again (src/auth/principal-cache.ts); changes reach every replica at once by NOTIFY, this
+   * bounds staleness if a notification is lost. 0 disables the cache.
+   */
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  PRINCIPAL_CACHE_TTL_MS = 5000;
+
+  /** Most tokens the principal cache holds (least recently used ones leave first). */
+  @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
+  PRINCIPAL_CACHE_MAX_ENTRIES = 10000;
+
+  /** Bound on the principal cache's memory, as estimated from each entry's serialized size. */
+  @Transform(toInt) @IsInt() @Min(65536) @Max(4 * 1024 * 1024 * 1024)
+  PRINCIPAL_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
   @IsString()
   NODE_ENV = 'development';
 

@@ -5,6 +5,19 @@ import { Client } from 'pg';
 export const LISTEN_RETRY_MS = 5000;
 export const LISTENER_APPLICATION_NAME = 'cluster-management-service-listener';
 
+export interface NotifyListenerOptions {
+  /** `application_name` of the connection (pg_stat_activity), so each listener can be told apart. */
+  applicationName?: string;
+  /** Names the listener in its log lines. */
+  purpose?: string;
+  /** What still holds while the connection is down, for the log lines. */
+  fallback?: string;
+  /** Called each time the LISTEN connection is (again) listening on every channel: notifications sent before are not seen. */
+  onListening?: (reconnect: boolean) => void;
+  /** Called when an established LISTEN connection is lost. */
+  onLost?: () => void;
+}
+
 /**
  * One PostgreSQL connection per replica that LISTENs on the channels of the background loops and wakes a loop
  * when its channel is notified. A lost connection is made again (after LISTEN_RETRY_MS) and then wakes every
@@ -13,7 +26,7 @@ export const LISTENER_APPLICATION_NAME = 'cluster-management-service-listener';
  */
 export class NotifyListener {
   private readonly logger = new Logger('BackgroundJobs');
-  private readonly channels = new Map<string, (() => void)[]>();
+  private readonly channels = new Map<string, ((payload?: string) => void)[]>();
   private client: Client | null = null;
   /** Channels LISTENed on by `client`. */
   private listening = new Set<string>();
@@ -21,10 +34,16 @@ export class NotifyListener {
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
 
-  constructor(private readonly url: string | undefined) {}
+  constructor(
+    private readonly url: string | undefined,
+    private readonly options: NotifyListenerOptions = {},
+  ) {}
 
-  /** Wakes `wake` on every NOTIFY of `channel`; connects on first use. */
-  add(channel: string, wake: () => void): void {
+  /**
+   * Wakes `wake` on every NOTIFY of `channel` (with its payload); connects on first use. After a lost
+   * connection is made again, every `wake` is called once without a payload.
+   */
+  add(channel: string, wake: (payload?: string) => void): void {
     if (this.closed) return;
     this.channels.set(channel, [...(this.channels.get(channel) ?? []), wake]);
     if (this.client) this.listenAll(this.client).catch((err) => this.logger.warn({ err, channel }, 'LISTEN failed; polling continues'));
@@ -44,15 +63,16 @@ export class NotifyListener {
     this.retry = null;
     if (this.closed) return;
     this.connecting = true;
-    const client = new Client({ connectionString: this.url, application_name: LISTENER_APPLICATION_NAME });
-    client.on('notification', (n) => this.channels.get(n.channel)?.forEach((wake) => wake()));
+    const client = new Client({ connectionString: this.url, application_name: this.options.applicationName ?? LISTENER_APPLICATION_NAME });
+    client.on('notification', (n) => this.channels.get(n.channel)?.forEach((wake) => wake(n.payload ?? '')));
     client.on('error', (err) => {
       // At shutdown the database may stop before this connection is ended: nothing to report then.
-      if (!this.closed) this.logger.warn({ err }, 'The LISTEN connection of the background jobs was lost; polling continues');
+      if (!this.closed) this.logger.warn({ err }, `The LISTEN connection of ${this.purpose} was lost; ${this.fallback}`);
     });
     client.on('end', () => {
       if (this.client === client && !this.closed) {
         this.client = null;
+        this.options.onLost?.();
         this.scheduleRetry();
       }
     });
@@ -68,14 +88,26 @@ export class NotifyListener {
       // Channels added while the connection was being made.
       await this.listenAll(client);
       if (reconnect) for (const wakes of this.channels.values()) wakes.forEach((wake) => wake());
+      this.options.onListening?.(reconnect);
     } catch (err) {
       if (this.closed) return;
-      this.logger.warn({ err }, `The LISTEN connection of the background jobs could not be made; retrying in ${LISTEN_RETRY_MS / 1000} s (polling continues)`);
+      this.logger.warn(
+        { err },
+        `The LISTEN connection of ${this.purpose} could not be made; retrying in ${LISTEN_RETRY_MS / 1000} s (${this.fallback})`,
+      );
       await client.end().catch(() => undefined);
       this.scheduleRetry();
     } finally {
       this.connecting = false;
     }
+  }
+
+  private get purpose(): string {
+    return this.options.purpose ?? 'the background jobs';
+  }
+
+  private get fallback(): string {
+    return this.options.fallback ?? 'polling continues';
   }
 
   private async listenAll(client: Client): Promise<void> {

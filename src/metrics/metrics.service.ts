@@ -104,6 +104,39 @@ export class MetricsService implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly principalCacheHits = new Counter({
+    name: 'cms_principal_cache_hits_total',
+    help: 'Personal access token authentications answered from the principal cache (no database statement)',
+    registers: [this.registry],
+  });
+
+  readonly principalCacheMisses = new Counter({
+    name: 'cms_principal_cache_misses_total',
+    help: 'Personal access token authentications that read the database (token not cached, expired entry, or organisation not cached yet)',
+    registers: [this.registry],
+  });
+
+  readonly principalCacheInvalidations = new Counter({
+    name: 'cms_principal_cache_invalidations_total',
+    help:
+      'Principal cache invalidations by cause (token, user, organisation, slug: a NOTIFY from any replica; all: a TRUNCATE; ' +
+      'local: a write by this replica, on commit; listener: the LISTEN connection was (re)made or lost, so the cache was emptied)',
+    labelNames: ['cause'] as const,
+    registers: [this.registry],
+  });
+
+  /** Entries of the principal cache; the cache sets how to count them. */
+  principalCacheSize: () => number = () => 0;
+
+  readonly principalCacheEntries = new Gauge({
+    name: 'cms_principal_cache_entries',
+    help: 'Personal access tokens held by the principal cache of this replica',
+    registers: [this.registry],
+    collect: () => {
+      this.principalCacheEntries.set(this.principalCacheSize());
+    },
+  });
+
   readonly rateLimitRejections = new Counter({
     name: 'cms_rate_limit_rejections_total',
     help: 'Requests refused with 429, by limit (principal, address, authentication_failures, node_registration)',
@@ -134,6 +167,7 @@ export class MetricsService implements OnModuleDestroy {
       this.authenticationFailures.inc({ reason }, 0);
     }
     for (const kind of ['principal', 'address', 'authentication_failures', 'node_registration']) this.rateLimitRejections.inc({ kind }, 0);
+    for (const cause of ['token', 'user', 'organisation', 'slug', 'all', 'local', 'listener']) this.principalCacheInvalidations.inc({ cause }, 0);
     for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);

@@ -26,6 +26,22 @@ export interface OrganisationPrefetch {
   member: OrganisationMemberEntity | null;
 }
 
+/** What authentication decides from: the token, its user, and the organisation named in the path with the caller's membership. */
+export interface TokenFacts {
+  user: UserEntity;
+  token: PersonalAccessTokenEntity;
+  organisation?: OrganisationPrefetch;
+}
+
+export const UNKNOWN_TOKEN_MESSAGE = 'The personal access token is not valid.';
+
+/**
+ * Records a token's use. The one write to personal_access_tokens that changes nothing authentication decides
+ * from, so neither the database triggers nor the principal cache treat it as a change.
+ */
+export const TOUCH_LAST_USED_SQL = `UPDATE personal_access_tokens SET last_used_at = $2
+          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`;
+
 export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 export const generateToken = () => TOKEN_PREFIX + randomBytes(32).toString('base64url');
 
@@ -132,12 +148,13 @@ export class TokensService {
     return { message: 'Personal access token revoked', status: 200 };
   }
 
-  /** Resolves a presented token to its user, refusing unknown, revoked, expired and out-of-range use. */
-  async authenticate(
-    raw: string,
-    clientIp: string | undefined,
-    organisationSlug?: string,
-  ): Promise<{ user: UserEntity; token: PersonalAccessTokenEntity; organisation?: OrganisationPrefetch }> {
+  /**
+   * What authentication decides from, for the token with this hash: the token, its user and, when the path names
+   * an organisation, that organisation and the caller's membership of it, in one statement. Null for an unknown
+   * token. Only reads: whether the token may be used now is `accept`'s to say (the principal cache keeps what
+   * this answers and asks `accept` again on every request).
+   */
+  async lookup(tokenHash: string, organisationSlug?: string): Promise<TokenFacts | null> {
     const rows: (PersonalAccessTokenEntity & { u_json: UserEntity })[] = await this.dataSource.query(
       `SELECT t.id, t.identity, t.user_id AS "userId", t.name, t.type, t.ip_restriction AS "ipRestriction",
               t.expire_at AS "expireAt", t.revoked_at AS "revokedAt", t.last_used_at AS "lastUsedAt", t.created_at AS "createdAt",
@@ -150,23 +167,10 @@ export class TokensService {
          LEFT JOIN organisations o ON o.slug = $2
          LEFT JOIN organisation_members m ON m.organisation_id = o.id AND m.user_id = u.id
         WHERE t.token_hash = $1`,
-      [hashToken(raw), organisationSlug ?? null],
+      [tokenHash, organisationSlug ?? null],
     );
     const row = rows[0];
-    if (!row) throw new UnauthorizedException('The personal access token is not valid.');
-    const now = this.clock.now();
-    if (row.revokedAt) throw new UnauthorizedException('The personal access token has been revoked.');
-    if (new Date(row.expireAt) <= now) throw new UnauthorizedException('The personal access token has expired.');
-    if (row.ipRestriction && !addressAllowed(clientIp, row.ipRestriction))
-      throw new UnauthorizedException('The personal access token may not be used from this address.');
-    if (!row.lastUsedAt || now.getTime() - new Date(row.lastUsedAt).getTime() >= LAST_USED_THROTTLE_MS) {
-      // At most one write a minute per token, and never inside the request's own transaction.
-      await this.dataSource.query(
-        `UPDATE personal_access_tokens SET last_used_at = $2
-          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at <= $2::timestamptz - interval '1 minute')`,
-        [row.id, now],
-      );
-    }
+    if (!row) return null;
     const { u_json, o_json, m_json, ...tokenFields } = row as typeof row & { o_json: unknown; m_json: unknown };
     const user = Object.assign(new UserEntity(), u_json, {
       createdAt: new Date(u_json.createdAt),
@@ -183,5 +187,24 @@ export class TokensService {
         member: m_json ? jsonRowToEntity(this.dataSource, OrganisationMemberEntity, m_json as Record<string, unknown>) : null,
       },
     };
+  }
+
+  /**
+   * Refuses revoked, expired (by the injectable clock) and out-of-range use (against the client address of this
+   * request), and records the use at most once a minute (setting `facts.token.lastUsedAt`, so a cached token
+   * knows too).
+   */
+  async accept(facts: TokenFacts, clientIp: string | undefined): Promise<void> {
+    const token = facts.token;
+    const now = this.clock.now();
+    if (token.revokedAt) throw new UnauthorizedException('The personal access token has been revoked.');
+    if (new Date(token.expireAt) <= now) throw new UnauthorizedException('The personal access token has expired.');
+    if (token.ipRestriction && !addressAllowed(clientIp, token.ipRestriction))
+      throw new UnauthorizedException('The personal access token may not be used from this address.');
+    if (!token.lastUsedAt || now.getTime() - new Date(token.lastUsedAt).getTime() >= LAST_USED_THROTTLE_MS) {
+      // At most one write a minute per token, and never inside the request's own transaction.
+      await this.dataSource.query(TOUCH_LAST_USED_SQL, [token.id, now]);
+      token.lastUsedAt = now;
+    }
   }
 }
