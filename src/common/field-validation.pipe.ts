@@ -4,6 +4,9 @@ import type { IncomingMessage } from 'http';
 import { CLS_REQ, ClsServiceManager } from 'nestjs-cls';
 import { flattenValidationErrors, ValidationFailedException } from './errors';
 import { escapePrototypeKeys, restorePrototypeKeys, unescapeKeys } from './prototype-keys';
+import { installValidationMetadataCache } from './validation-metadata-cache';
+
+installValidationMetadataCache();
 
 /**
  * How unknown body properties are treated, as the Kubernetes API server does (`?fieldValidation=`):
