@@ -168,6 +168,7 @@ async function analyse(side: Side, t: Target, seed: SeedResult, counter: Stateme
 
 function writeProfileReports(size: number, analyses: Record<Target, Record<Side['name'], Analysis>>): void {
   for (const t of TARGETS) {
+    if (!analyses[t]) continue;
     const { service, baseline } = analyses[t];
     if (!service.profile || !baseline.profile) continue;
     const row = (label: string, a: Analysis) =>
@@ -279,7 +280,9 @@ async function main(): Promise<void> {
         const last = size === SIZES[SIZES.length - 1];
         process.stdout.write(`  analysis: ${ANALYSE_REQUESTS} requests per operation and side${last && PROFILE ? ', with CPU profiles' : ''}\n`);
         analysis = {} as Record<Target, Record<Side['name'], Analysis>>;
+        const only = process.env.BENCH_TARGETS?.split(',');
         for (const t of TARGETS) {
+          if (only && !only.includes(t)) continue;
           analysis[t] = {} as Record<Side['name'], Analysis>;
           for (const side of sides) analysis[t][side.name] = await analyse(side, t, seed, counter, last && PROFILE, `a${side.name[0]}${size}`);
           const { service: s, baseline: b } = analysis[t];
@@ -293,7 +296,11 @@ async function main(): Promise<void> {
       runs.push({
         clusters: size,
         results,
-        analysis: analysis && Object.fromEntries(TARGETS.map((t) => [t, Object.fromEntries(sides.map((sd) => [sd.name, withoutProfile(analysis![t][sd.name])]))])),
+        analysis:
+          analysis &&
+          Object.fromEntries(
+            TARGETS.filter((t) => analysis![t]).map((t) => [t, Object.fromEntries(sides.map((sd) => [sd.name, withoutProfile(analysis![t][sd.name])]))]),
+          ),
         rssBeforeMb: rssBefore,
         rssByRepetitionMb: reps.map((x) => x.rssMb),
         repetitions: reps,
@@ -369,6 +376,7 @@ function printTable(report: Record<string, any>): void {
     lines.push('');
     lines.push(`${run.clusters} clusters, per request (service / baseline): statements, process CPU ms, event-loop (main thread) CPU ms`);
     for (const t of ['list', 'get', 'patch']) {
+      if (!run.analysis[t]) continue;
       const { service: s, baseline: b } = run.analysis[t];
       lines.push(
         `  ${t.padEnd(6)} ${s.statementsPerRequest ?? 'n/a'} / ${b.statementsPerRequest ?? 'n/a'}   ${s.cpuMsPerRequest} / ${b.cpuMsPerRequest}   ${s.eventLoopMsPerRequest} / ${b.eventLoopMsPerRequest}`,
