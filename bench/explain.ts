@@ -5,7 +5,7 @@ import * as path from 'path';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { CatalogLoader } from '../src/catalog/catalog-loader.service';
-import { clusterInEnvironment, clusterPage, clusterViews, Sql } from '../src/clusters/cluster-read';
+import { clusterInEnvironment, clusterPage, clusterViews, CLUSTER_SELECT, Sql } from '../src/clusters/cluster-read';
 import { Clock } from '../src/common/clock';
 import { buildDataSourceOptions, runMigrationsLocked } from '../src/database/data-source-options';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
@@ -41,8 +41,17 @@ async function main(): Promise<void> {
       out.push(`#### ${current}`, '', '```sql', text.replace(/\s+\n/g, '\n').trim(), '```', '', '```', ...plan.map((r: Record<string, string>) => r['QUERY PLAN']), '```', '');
       return ds.query(text, params as unknown[]);
     };
-    current = 'List page 100 (size 50): count and rows';
+    current = 'List page 100 (size 50): rows and the kept count, one statement';
     const { rows } = await clusterPage(explain, { organisationId: org.id }, [['c.id', 'ASC']], 50, 5000);
+    const [account] = await ds.query(`SELECT id FROM cloud_accounts WHERE organisation_id = $1`, [org.id]);
+    current = 'List page 100 of a cloud account (every cluster of the data): rows and count(*), one statement';
+    await clusterPage(explain, { organisationId: org.id, cloudAccountId: Number(account.id) }, [['c.id', 'ASC']], 50, 5000);
+    current = 'Not used, for comparison: the same page with a window count(*) OVER ()';
+    await explain(
+      `SELECT count(*) OVER () AS total, ${CLUSTER_SELECT} FROM clusters c
+        WHERE c.deleted_at IS NULL AND c.organisation_id = $1 AND c.cloud_account_id = $2 ORDER BY c.id ASC LIMIT 50 OFFSET 5000`,
+      [org.id, account.id],
+    );
     current = 'List page 100: every referenced row of the 50 clusters, one statement';
     await clusterViews(explain, rows, { showCompute: true });
     current = 'Get one: the cluster and its environment by slugs';

@@ -20,6 +20,8 @@ import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-pos
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
+import { compiledResponseRoute, useCompiledResponseSerializers } from './common/response-serializers';
+import { Logger } from '@nestjs/common';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -193,6 +195,15 @@ export async function createApp(
     const interfaceDoc = interfaceDocument(app);
     servePlainRepresentation(fastify, interfaceDoc);
     const document = documentPlainRepresentation(interfaceDoc);
+    // Answers of the documented 2xx schemas through fast-json-stringify, compiled from this document (before
+    // app.init() registers the routes); under jest (NODE_ENV=test) each answer is compared with JSON.stringify's
+    // and a difference is a 500, so every e2e test checks the schemas of what it calls (src/common/response-serializers.ts).
+    const serializerLog = new Logger('ResponseSerializers');
+    useCompiledResponseSerializers(fastify, document, {
+      include: compiledResponseRoute,
+      check: process.env.NODE_ENV === 'test',
+      warn: (m) => serializerLog.warn(m),
+    });
     // A newcomer opening the service's address lands on the Swagger UI.
     fastify.get('/', (_request, reply) => reply.redirect('/swagger-ui', 302));
     SwaggerModule.setup('swagger-ui', app, document, {

@@ -84,8 +84,11 @@ export interface ClusterScope {
 }
 
 /**
- * One page of non-deleted clusters: a count and a keyed, ordered slice. `orderBy` entries are SQL
- * expressions of the whitelisted sort properties (never user text).
+ * One page of non-deleted clusters: a count and a keyed, ordered slice, in ONE statement: the total is an
+ * uncorrelated scalar sub-select (an InitPlan, run once) on each row, so the rows keep their index-backed plan
+ * (a window `count(*) OVER ()` would have to read every matching row before the first one is returned; see
+ * docs/performance.md). An empty page carries no total: at offset 0 it is 0, further on a second statement counts.
+ * `orderBy` entries are SQL expressions of the whitelisted sort properties (never user text).
  */
 export async function clusterPage(
   sql: Sql,
@@ -107,20 +110,26 @@ export async function clusterPage(
   add('maintenance_schedule_id', scope.maintenanceScheduleId);
   const whereSql = where.join(' AND ');
   // Organisation- or environment-wide pages read the trigger-kept count (cluster_counts) instead of counting.
-  const counted =
-    !scope.includeDeleted && scope.cloudAccountId === undefined && scope.maintenanceScheduleId === undefined && (scope.organisationId !== undefined || scope.environmentId !== undefined)
-      ? await sql(`SELECT live AS total FROM cluster_counts WHERE scope = $1 AND scope_id = $2`, [
-          scope.environmentId !== undefined ? 'environment' : 'organisation',
-          scope.environmentId ?? scope.organisationId,
-        ])
-      : await sql(`SELECT count(*)::bigint AS total FROM clusters c WHERE ${whereSql}`, params);
-  const total = counted[0]?.total ?? 0;
+  const kept =
+    !scope.includeDeleted && scope.cloudAccountId === undefined && scope.maintenanceScheduleId === undefined && (scope.organisationId !== undefined || scope.environmentId !== undefined);
+  const countParams: unknown[] = kept ? [scope.environmentId !== undefined ? 'environment' : 'organisation', scope.environmentId ?? scope.organisationId] : [];
+  const countSql = (first: number) =>
+    kept
+      ? `SELECT live FROM cluster_counts WHERE scope = $${first} AND scope_id = $${first + 1}`
+      : `SELECT count(*) FROM clusters c WHERE ${whereSql}`;
   const order = orderBy.map(([expr, dir]) => `${expr} ${dir}`).join(', ');
+  const n = params.length;
   const rows = await sql(
-    `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE ${whereSql} ORDER BY ${order} LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
-    [...params, limit, offset],
+    `SELECT (${countSql(n + 3)})::bigint AS "pageTotal", ${CLUSTER_SELECT} FROM clusters c WHERE ${whereSql} ORDER BY ${order} LIMIT $${n + 1} OFFSET $${n + 2}`,
+    [...params, limit, offset, ...countParams],
   );
-  return { rows: rows as ClusterRow[], total: Number(total) };
+  if (!rows.length) {
+    if (offset === 0) return { rows: [], total: 0 };
+    const [counted] = await sql(`SELECT (${countSql(1)})::bigint AS total`, kept ? countParams : params);
+    return { rows: [], total: Number(counted?.total ?? 0) };
+  }
+  const total = Number(rows[0].pageTotal ?? 0);
+  return { rows: rows.map(({ pageTotal: _total, ...row }) => row as ClusterRow), total };
 }
 
 export interface EnvironmentRef {

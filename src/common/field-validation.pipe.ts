@@ -4,6 +4,9 @@ import type { IncomingMessage } from 'http';
 import { CLS_REQ, ClsServiceManager } from 'nestjs-cls';
 import { flattenValidationErrors, ValidationFailedException } from './errors';
 import { escapePrototypeKeys, restorePrototypeKeys, unescapeKeys } from './prototype-keys';
+import { installValidationMetadataCache } from './validation-metadata-cache';
+
+installValidationMetadataCache();
 
 /**
  * How unknown body properties are treated, as the Kubernetes API server does (`?fieldValidation=`):
@@ -145,6 +148,9 @@ export class FieldValidationPipe extends ValidationPipe {
   protected override stripProtoKeys(): void {}
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    // What the validator does not validate (path strings, custom decorators such as the organisation context):
+    // Nest's own handling, without walking the value for prototype keys (renaming and restoring them leaves it as it was).
+    if (!metadata.metatype || !this.toValidate(metadata)) return super.transform(value, metadata);
     const isBody = metadata.type === 'body';
     const req = currentRequest();
     const mode: FieldValidationMode = isBody ? fieldValidationMode(req?.url) : 'Ignore';
