@@ -25,6 +25,8 @@ export interface PolicySnapshot {
   oldObject: PolicyClusterObject | null;
   /** The cluster is already being deleted: policies never block the system from finishing that. */
   deleting: boolean;
+  /** The enabled policies of the organisation, read once in the change's transaction (its check reuses them). */
+  policies: ClusterPolicyEntity[];
 }
 
 /** One change of a cluster to evaluate. */
@@ -94,8 +96,8 @@ export class ClusterPolicyEnforcer {
     const [row] = await this.inputs.clusterRows([clusterId]);
     const organisationId = Number(row.organisationId);
     const deleting = row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const active = !deleting && (await this.policies(organisationId)).length > 0;
-    return { clusterId, organisationId, deleting, oldObject: active ? (await this.inputs.objects([row]))[0] : null };
+    const policies = deleting ? [] : await this.policies(organisationId);
+    return { clusterId, organisationId, deleting, policies, oldObject: policies.length ? (await this.inputs.objects([row]))[0] : null };
   }
 
   /** Evaluates a change and answers the verdict; writes nothing. Usable inside any transaction. */
@@ -114,7 +116,10 @@ export class ClusterPolicyEnforcer {
     const [row] = await this.inputs.clusterRows([change.clusterId]);
     if (!row) return { ...verdict, skipped: true };
     const deleting = change.before ? change.before.deleting : row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const policies = deleting ? [] : await this.policies(Number(row.organisationId));
+    const policies = deleting ? [] : (change.before?.policies ?? (await this.policies(Number(row.organisationId))));
+    verdict.cluster = { id: Number(row.id), slug: row.slug, identity: row.identity };
+    // Nothing to evaluate: the environment and organisation are not read (a PATCH without policies stays lean).
+    if (!policies.length) return { ...verdict, skipped: true };
     const envs = await this.inputs.environments([Number(row.environmentId)]);
     const env = envs.get(Number(row.environmentId))!;
     const applicable = policies.filter((p) => policyCovers(p, env));
