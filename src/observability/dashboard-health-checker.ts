@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { AuditService } from '../audit/audit.service';
 import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
@@ -45,7 +46,8 @@ export class DashboardHealthChecker implements BackgroundJob<number> {
   private readonly loop: JobLoop<number>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
     private readonly clock: Clock,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { OBSERVE_CANDIDATE_PREDICATE, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
@@ -33,7 +34,8 @@ interface Sql {
 @Injectable()
 export class ClusterLeases {
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {}

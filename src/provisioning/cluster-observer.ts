@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { DataSource, In } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { ClusterEntity } from '../clusters/cluster.entity';
 import { AppConfig } from '../config/app-config';
 import type { PassContext } from '../jobs/background-job';
@@ -39,7 +40,8 @@ export interface ObservationResult {
 @Injectable()
 export class ClusterObserver {
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
     private readonly config: AppConfig,

@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { ClusterEntity } from '../clusters/cluster.entity';
 import { nextReconcileStep } from '../clusters/cluster-state-machine';
 import { AppConfig } from '../config/app-config';
@@ -46,7 +47,8 @@ export class ReconcilerService implements BackgroundJob<ReconcilePass> {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly metrics: MetricsService,
     private readonly leases: ClusterLeases,
     private readonly driver: DriverCalls,
