@@ -62,6 +62,19 @@ export class ClusterLeases {
     return rows.length ? { id: Number(rows[0].id), token, now } : null;
   }
 
+  /**
+   * Extends a claim's lease to RECONCILE_LEASE_SECONDS from now (a claim taken ahead that waited for a worker);
+   * null when the lease passed to another claim meanwhile.
+   */
+  async renew(claim: Claim): Promise<Claim | null> {
+    const now = this.clock.now();
+    const [rows] = (await this.dataSource.query(
+      `UPDATE clusters SET reconcile_lease_until = $3 WHERE id = $1 AND reconcile_lease_token = $2 RETURNING id`,
+      [claim.id, claim.token, this.leaseUntil(now)],
+    )) as [unknown[], number];
+    return rows.length ? { ...claim, now } : null;
+  }
+
   /** Gives a claim's lease back (nothing when it passed to another claim meanwhile). */
   async release(claim: Claim): Promise<void> {
     await this.dataSource.query(
