@@ -13,6 +13,7 @@ import type { BackgroundJob } from '../jobs/background-job';
 import { BackgroundJobs } from '../jobs/background-jobs.service';
 import type { JobLoop } from '../jobs/job-loop';
 import type { DashboardIntegrationStatus } from './dashboard-integration.entity';
+import { setImmediate } from 'timers/promises';
 
 /** How often the loop runs, and how long a result stays fresh before an integration is checked again. */
 export const DASHBOARD_CHECK_INTERVAL_MS = 60_000;
@@ -72,6 +73,8 @@ export class DashboardHealthChecker implements BackgroundJob<number> {
       await Promise.all(batch.map((row) => this.checkOne(row)));
       checked += batch.length;
       if (batch.length < BATCH) return checked;
+      // Between batches, the event loop serves what is queued (requests) first.
+      await setImmediate();
     }
   }
 

@@ -12,6 +12,7 @@ import type { DriverObservation } from './cluster-driver';
 import { ClusterLeases, ObservationClaim } from './cluster-leases';
 import { ClusterStepRecorder } from './cluster-step-recorder';
 import { DriverCalls } from './driver-calls';
+import { setImmediate } from 'timers/promises';
 
 /** Settled clusters claimed, observed (one driver call) and recorded (one transaction) together. */
 export const OBSERVE_BATCH_SIZE = 500;
@@ -71,6 +72,8 @@ export class ClusterObserver {
           const n = await this.observeBatch(batch, skip, ctx); // (not `lost += await`: the loops run side by side)
           lost += n;
           if (batch.ids.length < OBSERVE_BATCH_SIZE) return;
+          // Between batches, the event loop serves what is queued (requests) first.
+          await setImmediate();
         } catch (err) {
           fatal = err;
         }
