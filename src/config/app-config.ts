@@ -51,8 +51,16 @@ export class AppConfig {
   @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
+  /** Connections of the request pool per instance (requests only: background loops have their own pool). */
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE = 10;
+
+  /**
+   * Connections of the background pool per instance: the loops (reconciler, scheduler, webhook delivery, retention,
+   * dashboard health checks) run on it, so requests never queue behind them. Opened on use only.
+   */
+  @Transform(toInt) @IsInt() @Min(1) @Max(200)
+  BACKGROUND_DATABASE_POOL_SIZE = 4;
 
   /** Bound on how long a request waits for a connection or a statement, so an outage answers 503 instead of hanging. */
   @Transform(toInt) @IsInt() @Min(100) @Max(600000)

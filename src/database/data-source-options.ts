@@ -13,7 +13,12 @@ types.setTypeParser(1700, (v: string) => Number(v));
 export interface DatabaseTuning {
   poolSize?: number;
   timeoutMs?: number;
+  /** What pg_stat_activity shows for the pool's sessions (default: the request pool's name). */
+  applicationName?: string;
 }
+
+/** `application_name` of the request pool's sessions. */
+export const APPLICATION_NAME = 'cluster-management-service';
 
 /** One definition of the connection, shared by the app, the migration CLI (ormconfig.ts) and tests. */
 export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {}): DataSourceOptions {
@@ -42,7 +47,7 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
       statement_timeout: timeoutMs,
       query_timeout: timeoutMs,
       idle_in_transaction_session_timeout: timeoutMs * 6,
-      application_name: 'cluster-management-service',
+      application_name: tuning.applicationName ?? APPLICATION_NAME,
     },
   };
 }

@@ -1,14 +1,18 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
+import { BACKGROUND_APPLICATION_NAME, BACKGROUND_CONNECTION, PoolRoutingTransactionalAdapter } from './background-pool';
 import { buildDataSourceOptions, runMigrationsLocked } from './data-source-options';
 import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget';
 
-/** TypeORM on the resolved database URL, migrations applied at start, and the request-scoped transaction context. */
+/**
+ * TypeORM on the resolved database URL, migrations applied at start, and the request-scoped transaction context.
+ * Two pools (background-pool.ts): the request pool (the default `DataSource`) and the background loops' pool
+ * (`BACKGROUND_DATA_SOURCE`); both close at application shutdown, after the background jobs have drained.
+ */
 @Module({})
 export class DatabaseModule {
   static forRoot(databaseUrl: string): DynamicModule {
@@ -25,6 +29,18 @@ export class DatabaseModule {
             return ds;
           },
         }),
+        TypeOrmModule.forRootAsync({
+          name: BACKGROUND_CONNECTION,
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) =>
+            buildDataSourceOptions(databaseUrl, {
+              poolSize: config.BACKGROUND_DATABASE_POOL_SIZE,
+              timeoutMs: config.DATABASE_TIMEOUT_MS,
+              applicationName: BACKGROUND_APPLICATION_NAME,
+            }),
+          // No migrations here: the request pool's data source applies them at start.
+          dataSourceFactory: async (options) => new DataSource(options!).initialize(),
+        }),
         ClsModule.forRoot({
           global: true,
           // Each request gets one budget of DATABASE_TIMEOUT_MS for all its database waits together.
@@ -37,7 +53,8 @@ export class DatabaseModule {
           },
           plugins: [
             new ClsPluginTransactional({
-              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }),
+              // TransactionHost runs on the request pool, or on the background pool inside background work.
+              adapter: new PoolRoutingTransactionalAdapter(),
             }),
           ],
         }),

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { performance } from 'perf_hooks';
+import { runAsBackgroundWork } from '../database/background-pool';
 import type { MetricsService } from '../metrics/metrics.service';
 import { BackgroundJob, JobSchedule, JobStoppedError, PassContext } from './background-job';
 
@@ -9,8 +10,9 @@ export const JOB_PASS_OUTCOMES = ['ok', 'failed'] as const;
 /**
  * The lifecycle of one background loop: passes on an interval, on a wake-up (`wake()`, a NOTIFY) and when the
  * job says there is more; never two passes at once; each pass timed and counted; shutdown finishes the pass under
- * way and starts none after. `runPass()` runs one pass now (tests and benchmarks drive a job with it while the
- * loops are off); it too waits for a pass under way rather than overlap it.
+ * way and starts none after. Passes run as background work, on the background connection pool. `runPass()` runs
+ * one pass now (tests and benchmarks drive a job with it while the loops are off); it too waits for a pass under
+ * way rather than overlap it.
  */
 export class JobLoop<R> {
   private readonly logger: Logger;
@@ -117,7 +119,7 @@ export class JobLoop<R> {
       tail = this.tail;
       await tail;
     } while (tail !== this.tail);
-    await this.job.settle?.();
+    await runAsBackgroundWork(() => this.job.settle?.());
   }
 
   private finished(more: boolean): void {
@@ -132,7 +134,8 @@ export class JobLoop<R> {
     const job = this.name;
     const startedAt = performance.now();
     try {
-      const result = await this.job.pass(this.context);
+      // On the background pool (background-pool.ts), so requests never wait for a connection behind a pass.
+      const result = await runAsBackgroundWork(() => this.job.pass(this.context));
       this.metrics.jobPasses.inc({ job, outcome: 'ok' });
       return result;
     } catch (err) {

@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { AuditService } from '../audit/audit.service';
 import { SYSTEM_ACTOR } from '../auth/principal';
 import { Clock } from '../common/clock';
@@ -12,6 +13,7 @@ import type { BackgroundJob } from '../jobs/background-job';
 import { BackgroundJobs } from '../jobs/background-jobs.service';
 import type { JobLoop } from '../jobs/job-loop';
 import type { DashboardIntegrationStatus } from './dashboard-integration.entity';
+import { setImmediate } from 'timers/promises';
 
 /** How often the loop runs, and how long a result stays fresh before an integration is checked again. */
 export const DASHBOARD_CHECK_INTERVAL_MS = 60_000;
@@ -45,7 +47,8 @@ export class DashboardHealthChecker implements BackgroundJob<number> {
   private readonly loop: JobLoop<number>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
     private readonly clock: Clock,
@@ -70,6 +73,8 @@ export class DashboardHealthChecker implements BackgroundJob<number> {
       await Promise.all(batch.map((row) => this.checkOne(row)));
       checked += batch.length;
       if (batch.length < BATCH) return checked;
+      // Between batches, the event loop serves what is queued (requests) first.
+      await setImmediate();
     }
   }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { OBSERVE_CANDIDATE_PREDICATE, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
@@ -33,7 +34,8 @@ interface Sql {
 @Injectable()
 export class ClusterLeases {
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly config: AppConfig,
   ) {}
@@ -58,6 +60,19 @@ export class ClusterLeases {
       [now, exclude, this.leaseUntil(now), token],
     );
     return rows.length ? { id: Number(rows[0].id), token, now } : null;
+  }
+
+  /**
+   * Extends a claim's lease to RECONCILE_LEASE_SECONDS from now (a claim taken ahead that waited for a worker);
+   * null when the lease passed to another claim meanwhile.
+   */
+  async renew(claim: Claim): Promise<Claim | null> {
+    const now = this.clock.now();
+    const [rows] = (await this.dataSource.query(
+      `UPDATE clusters SET reconcile_lease_until = $3 WHERE id = $1 AND reconcile_lease_token = $2 RETURNING id`,
+      [claim.id, claim.token, this.leaseUntil(now)],
+    )) as [unknown[], number];
+    return rows.length ? { ...claim, now } : null;
   }
 
   /** Gives a claim's lease back (nothing when it passed to another claim meanwhile). */

@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { DataSource, In } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { ClusterEntity } from '../clusters/cluster.entity';
 import { AppConfig } from '../config/app-config';
 import type { PassContext } from '../jobs/background-job';
@@ -11,6 +12,7 @@ import type { DriverObservation } from './cluster-driver';
 import { ClusterLeases, ObservationClaim } from './cluster-leases';
 import { ClusterStepRecorder } from './cluster-step-recorder';
 import { DriverCalls } from './driver-calls';
+import { setImmediate } from 'timers/promises';
 
 /** Settled clusters claimed, observed (one driver call) and recorded (one transaction) together. */
 export const OBSERVE_BATCH_SIZE = 500;
@@ -39,7 +41,8 @@ export interface ObservationResult {
 @Injectable()
 export class ClusterObserver {
   constructor(
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,
     private readonly config: AppConfig,
@@ -69,6 +72,8 @@ export class ClusterObserver {
           const n = await this.observeBatch(batch, skip, ctx); // (not `lost += await`: the loops run side by side)
           lost += n;
           if (batch.ids.length < OBSERVE_BATCH_SIZE) return;
+          // Between batches, the event loop serves what is queued (requests) first.
+          await setImmediate();
         } catch (err) {
           fatal = err;
         }

@@ -6,6 +6,7 @@ import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { countTransition, SCHEDULER_RULES, SchedulerRule, Transitions } from './scheduler-rule';
 import { SchedulerSql } from './shared/scheduler-sql';
+import { setImmediate } from 'timers/promises';
 
 /** Key of the transaction-scoped advisory lock: one scheduler batch at a time across replicas. */
 export const SCHEDULER_LOCK_KEY = 724_007;
@@ -67,6 +68,8 @@ export class SchedulerRunner {
         }
       });
       if (done === LOCKED) return { ...result, skipped: true };
+      // Between batches, the event loop serves what is queued (requests) first.
+      await setImmediate();
     }
     return result;
   }

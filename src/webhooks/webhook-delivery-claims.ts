@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
@@ -44,7 +45,8 @@ export class WebhookDeliveryClaims {
 
   constructor(
     private readonly config: AppConfig,
-    private readonly dataSource: DataSource,
+    // A loop's own SQL runs on the background pool (background-pool.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
     private readonly metrics: MetricsService,
   ) {}

@@ -69,6 +69,55 @@ describe('deployment manifests (deploy/)', () => {
   });
 });
 
+describe('API and worker topology (deploy/)', () => {
+  type Container = { image: string; env: { name: string; value: string }[]; readinessProbe?: unknown; livenessProbe?: unknown };
+  type Workload = { kind: string; metadata: { name: string }; spec: { replicas: number; template: { metadata: { labels: Record<string, string> }; spec: { terminationGracePeriodSeconds: number; containers: Container[] } } } };
+  const kustomization = documents('kustomization.yaml')[0] as { resources: string[] };
+  const all = kustomization.resources.flatMap((r) => documents(r));
+  const deployments = all.filter((d) => d.kind === 'Deployment') as unknown as Workload[];
+  const env = (w: Workload, name: string) => w.spec.template.spec.containers[0].env.find((e) => e.name === name)?.value;
+  const api = deployments.find((d) => d.metadata.name === 'cluster-management-service')!;
+  const worker = deployments.find((d) => d.metadata.name === 'cluster-management-service-worker')!;
+
+  it('runs the API with the background loops off and a worker of the same image with them on', () => {
+    expect(deployments).toHaveLength(2);
+    expect(env(api, 'BACKGROUND_JOBS_ENABLED')).toBe('false');
+    expect(env(worker, 'BACKGROUND_JOBS_ENABLED')).toBe('true');
+    expect(worker.spec.template.spec.containers[0].image).toBe(api.spec.template.spec.containers[0].image);
+    expect(Number(env(worker, 'BACKGROUND_DATABASE_POOL_SIZE'))).toBeGreaterThan(0);
+    for (const w of [api, worker]) {
+      expect(w.spec.template.spec.containers[0].readinessProbe).toMatchObject({ httpGet: { path: '/health/ready' } });
+      expect(w.spec.template.spec.containers[0].livenessProbe).toMatchObject({ httpGet: { path: '/health' } });
+      // Above the service's own shutdown bound (delay + grace + 5 s).
+      const bound = (Number(env(w, 'SHUTDOWN_DELAY_MS') ?? 0) + Number(env(w, 'SHUTDOWN_GRACE_MS')) + 5000) / 1000;
+      expect(w.spec.template.spec.terminationGracePeriodSeconds).toBeGreaterThan(bound);
+    }
+  });
+
+  it('routes requests to the API only: the Service selects the API pods, not the workers', () => {
+    const services = all.filter((d) => d.kind === 'Service') as { spec: { selector: Record<string, string> } }[];
+    expect(services).toHaveLength(1);
+    const selects = (labels: Record<string, string>) => Object.entries(services[0].spec.selector).every(([k, v]) => labels[k] === v);
+    expect(selects(api.spec.template.metadata.labels)).toBe(true);
+    expect(selects(worker.spec.template.metadata.labels)).toBe(false);
+  });
+
+  it('has the same topology in docker-compose.yaml (one image, API loops off, worker loops on, no worker port)', () => {
+    // Compose files share settings through YAML merge keys (`<<:`).
+    const compose = parseAllDocuments(fs.readFileSync(path.join(DEPLOY, 'docker-compose.yaml'), 'utf8'), { merge: true })[0].toJS() as {
+      services: Record<string, { image?: string; ports?: string[]; environment: Record<string, string> }>;
+    };
+    const { api: a, worker: w } = compose.services;
+    expect(a.environment.BACKGROUND_JOBS_ENABLED).toBe('false');
+    expect(w.environment.BACKGROUND_JOBS_ENABLED).toBe('true');
+    expect(a.image).toBe('cluster-management-service:local');
+    expect(w.image).toBe(a.image);
+    expect(w.ports).toBeUndefined();
+    expect(a.environment.DATABASE_URL).toMatch(/^postgres:\/\/.+@postgres:5432\//);
+    expect(w.environment.DATABASE_URL).toBe(a.environment.DATABASE_URL);
+  });
+});
+
 describe('Dockerfile', () => {
   const dockerfile = fs.readFileSync(path.resolve(__dirname, '../../Dockerfile'), 'utf8');
   const stages = dockerfile.split(/^FROM /m).slice(1);

@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
+import { BACKGROUND_DATA_SOURCE } from '../../src/database/background-pool';
 import { buildDataSourceOptions, runMigrationsLocked } from '../../src/database/data-source-options';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { RETENTION_SQL } from '../../src/retention/retention-tables';
@@ -235,8 +236,10 @@ describe('retention of audit, activity, resolved alerts and the webhook outbox',
       await r.audit('BATCH', 500, 12);
       await r.audit('KEEP', 10, 3);
       const counts: number[] = [];
-      const original = a.db.query.bind(a.db);
-      const spy = jest.spyOn(a.db, 'query').mockImplementation(async (...args: Parameters<typeof original>) => {
+      // Retention runs on the background pool.
+      const background = a.app.get<DataSource>(BACKGROUND_DATA_SOURCE);
+      const original = background.query.bind(background);
+      const spy = jest.spyOn(background, 'query').mockImplementation(async (...args: Parameters<typeof original>) => {
         const result = await original(...args);
         if (args[0] === RETENTION_SQL.audit_events) counts.push((result as [unknown, number])[1]);
         return result;
