@@ -128,21 +128,39 @@ export class AlertsService {
     if (errors.length) throw new ValidationFailedException(errors);
     // The same fingerprint twice in one payload: the later entry wins.
     const byFingerprint = new Map(alerts.map((a) => [a.fingerprint, a]));
-    for (const a of byFingerprint.values()) {
-      const changed: unknown[] = await this.txHost.tx.query(
-        `INSERT INTO tenant_alerts (tenant_id, fingerprint, status, labels, annotations, starts_at, ends_at, created_at, modified_at)
-         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $8)
-         ON CONFLICT (tenant_id, fingerprint) DO UPDATE
-           SET status = EXCLUDED.status, labels = EXCLUDED.labels, annotations = EXCLUDED.annotations,
-               starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, modified_at = EXCLUDED.modified_at
-         WHERE NOT (tenant_alerts.status = 'resolved' AND EXCLUDED.status = 'firing' AND EXCLUDED.starts_at <= tenant_alerts.starts_at)
-           AND (tenant_alerts.status, tenant_alerts.labels, tenant_alerts.annotations, tenant_alerts.starts_at, tenant_alerts.ends_at)
-               IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.labels, EXCLUDED.annotations, EXCLUDED.starts_at, EXCLUDED.ends_at)
-         RETURNING (xmax = 0) AS inserted, status`,
-        [tenant.id, a.fingerprint, a.status, JSON.stringify(a.labels), JSON.stringify(a.annotations), a.startsAt, a.endsAt, now],
-      );
-      // One webhook event per alert that changed (a repeated notification of the same alert emits nothing).
-      if (changed.length > 0) {
+    // One statement for the whole notification (Alertmanager batches up to thousands of alerts): the rows that were
+    // inserted or actually changed come back; a repeated notification of the same alert changes nothing.
+    const changed: { fingerprint: string }[] = await this.txHost.tx.query(
+      `INSERT INTO tenant_alerts (tenant_id, fingerprint, status, labels, annotations, starts_at, ends_at, created_at, modified_at)
+       SELECT $1, r.fingerprint, r.status, r.labels, r.annotations, r.starts_at, r.ends_at, $3, $3
+         FROM jsonb_to_recordset($2::jsonb) AS r(fingerprint text, status text, labels jsonb, annotations jsonb, starts_at timestamptz, ends_at timestamptz)
+       ON CONFLICT (tenant_id, fingerprint) DO UPDATE
+         SET status = EXCLUDED.status, labels = EXCLUDED.labels, annotations = EXCLUDED.annotations,
+             starts_at = EXCLUDED.starts_at, ends_at = EXCLUDED.ends_at, modified_at = EXCLUDED.modified_at
+       WHERE NOT (tenant_alerts.status = 'resolved' AND EXCLUDED.status = 'firing' AND EXCLUDED.starts_at <= tenant_alerts.starts_at)
+         AND (tenant_alerts.status, tenant_alerts.labels, tenant_alerts.annotations, tenant_alerts.starts_at, tenant_alerts.ends_at)
+             IS DISTINCT FROM (EXCLUDED.status, EXCLUDED.labels, EXCLUDED.annotations, EXCLUDED.starts_at, EXCLUDED.ends_at)
+       RETURNING fingerprint`,
+      [
+        tenant.id,
+        JSON.stringify(
+          [...byFingerprint.values()].map((a) => ({
+            fingerprint: a.fingerprint,
+            status: a.status,
+            labels: a.labels,
+            annotations: a.annotations,
+            starts_at: a.startsAt,
+            ends_at: a.endsAt,
+          })),
+        ),
+        now,
+      ],
+    );
+    // One webhook event per alert that changed, when a subscription wants alert events at all.
+    if (changed.length && (await this.outbox.subscribed(Number(tenant.organisation_id), ['ALERT_FIRING', 'ALERT_RESOLVED']))) {
+      const changedSet = new Set(changed.map((c) => c.fingerprint));
+      // In the notification's order (RETURNING's is not defined).
+      for (const a of [...byFingerprint.values()].filter((x) => changedSet.has(x.fingerprint))) {
         await this.outbox.enqueue({
           organisationId: Number(tenant.organisation_id),
           type: a.status === 'firing' ? 'ALERT_FIRING' : 'ALERT_RESOLVED',

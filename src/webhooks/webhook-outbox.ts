@@ -66,6 +66,15 @@ export class WebhookOutbox {
     private readonly clock: Clock,
   ) {}
 
+  /** Whether an enabled subscription of the organisation wants any of these event types (one indexed statement). */
+  async subscribed(organisationId: number, types: string[]): Promise<boolean> {
+    const [row] = await this.txHost.tx.query(
+      `SELECT EXISTS (SELECT 1 FROM webhook_subscriptions WHERE organisation_id = $1 AND enabled AND event_types && ($2::text[] || '*'::text)) AS any`,
+      [organisationId, types],
+    );
+    return row.any === true;
+  }
+
   async enqueue(event: OutboxEvent, onlySubscriptionId?: number): Promise<number> {
     const now = this.clock.now();
     const rows = (await this.txHost.tx.query(
