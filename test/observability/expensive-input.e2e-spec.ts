@@ -36,6 +36,12 @@ function keyCount(text: string): number {
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/**
+ * A bound relative to the unloaded time, with a floor: a few milliseconds unloaded times five is still within one
+ * scheduling slice of a busy machine (other test files run beside this one), while the stalls these tests catch last
+ * seconds.
+ */
+const within = (ms: number) => Math.max(ms, 250);
 
 async function elapsed(fn: () => PromiseLike<unknown>): Promise<number> {
   const start = performance.now();
@@ -101,9 +107,9 @@ describe('expensive work on user input does not slow other tenants', () => {
 
     // The read itself is long; meanwhile /health answers about as fast as when idle, many times over.
     expect(healthTimes.length).toBeGreaterThanOrEqual(5);
-    expect(median(healthTimes)).toBeLessThan(5 * median(idleHealth) + median(idleHealth));
+    expect(median(healthTimes)).toBeLessThan(within(6 * median(idleHealth)));
     expect(Math.max(...healthTimes)).toBeLessThan(readTime / 3);
-    expect(median(otherTimes)).toBeLessThan(5 * Math.max(...idleOther));
+    expect(median(otherTimes)).toBeLessThan(within(5 * Math.max(...idleOther)));
   });
 
   it("a catastrophic-backtracking silence pattern ((a+)+$) against a long label does not stall anyone, and RE2's rules apply", async () => {
@@ -134,8 +140,8 @@ describe('expensive work on user input does not slow other tenants', () => {
     const healthTimes = await whileLoaded(listing, health);
     const states = Object.fromEntries(((await listing).body as { fingerprint: string; state: string }[]).map((a) => [a.fingerprint, a.state]));
     expect(states).toEqual({ bt1: 'firing', bt2: 'firing', bt3: 'suppressed' });
-    expect(Math.max(...healthTimes)).toBeLessThan(10 * median(idleHealth) + Math.max(...idleHealth));
-    expect(await elapsed(list)).toBeLessThan(5 * Math.max(...idleList));
+    expect(Math.max(...healthTimes)).toBeLessThan(within(10 * median(idleHealth) + Math.max(...idleHealth)));
+    expect(await elapsed(list)).toBeLessThan(within(5 * Math.max(...idleList)));
 
     // RE2 syntax (as Alertmanager): a lookahead or a backreference is refused naming the field; so is an over-long value.
     for (const [value, message] of [
@@ -186,8 +192,8 @@ describe('expensive work on user input does not slow other tenants', () => {
 
     expect(statuses.every((s) => s === 200)).toBe(true);
     expect(healthTimes.length).toBeGreaterThanOrEqual(10);
-    expect(median(healthTimes)).toBeLessThan(5 * median(idleHealth) + median(idleHealth));
-    expect(otherTime).toBeLessThan(5 * Math.max(...idleOther));
+    expect(median(healthTimes)).toBeLessThan(within(6 * median(idleHealth)));
+    expect(otherTime).toBeLessThan(within(5 * Math.max(...idleOther)));
   });
 
   it("one organisation's concurrent heavy writes hold at most a quarter of the request pool: the rest are 429 and another organisation's write goes through", async () => {
