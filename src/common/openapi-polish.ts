@@ -2,6 +2,7 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { PLAIN_TEXT_SENTENCE } from './names';
 import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
+import { toOpenApi31 } from './openapi-31';
 import { identityParameterExample, SLUG_PARAMETER_EXAMPLES } from '../demo/demo-identities';
 
 /**
@@ -182,7 +183,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
   ];
   applyBounds(doc);
   describeMarkedProperties(doc);
-  return doc;
+  // Last: the document is OpenAPI 3.1 (JSON Schema 2020-12), so `null` is expressed the standard way.
+  return toOpenApi31(doc);
 }
 
 /**
