@@ -1,8 +1,9 @@
 import { ModulesContainer } from '@nestjs/core';
-import { polishOpenApi } from './common/openapi-polish';
+import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
 import { SERVICE_VERSION } from './common/service-version';
 import { describeOperations, publicOperations, readRoutes } from './common/route-docs';
 import { NestFactory } from '@nestjs/core';
+import { LogController } from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
@@ -157,11 +158,12 @@ export async function createApp(
       // the shutdown); those with one close after its response (the onSend hook below).
       forceCloseConnections: 'idle',
       requestIdHeader: 'x-request-id',
-      requestIdLogLabel: 'reqId',
       loggerInstance: options.quiet ? undefined : requestLogger(config, options.logDestination),
-      // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two.
-      disableRequestLogging: true,
-      maxParamLength: 1000,
+      // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two; the request
+      // id is logged as reqId. (Fastify 5 takes both from a log controller: the top-level options are deprecated.)
+      logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+      // Router options under routerOptions (the top-level ones are deprecated in Fastify 5).
+      routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
         const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
