@@ -2728,24 +2728,28 @@ export interface components {
             effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
         };
         CreateClusterNodePoolDto: {
-            /** @example workers */
-            name: string;
             /**
-             * @description A node type of the cluster's cloud provider
+             * @description Default: the first free of pool-1, pool-2, ... in the cluster
+             * @example workers
+             */
+            name?: string;
+            /**
+             * @description A node type of the cluster's cloud provider. No default (the machines, and what they cost, are your choice): leaving it out is refused with 400 naming it.
              * @example m5.large
              */
-            nodeSize: string;
+            nodeSize?: string;
             /**
              * Format: int64
+             * @description Default: 1 (0 when maxSize is 0)
              * @example 3
              */
-            minSize: number;
+            minSize?: number;
             /**
              * Format: int64
-             * @description At least minSize
+             * @description At least minSize. Default: minSize (a pool of fixed size)
              * @example 5
              */
-            maxSize: number;
+            maxSize?: number;
             /**
              * @description An availability zone of the cluster's region
              * @example eu-central-1a
@@ -2782,10 +2786,10 @@ export interface components {
         };
         IpRangeDto: {
             /**
-             * @description A CIDR (IPv4 or IPv6)
+             * @description A CIDR (IPv4 or IPv6). As a subnet, an IPRange without it is the same as no IPRange (the default subnet); as the `cidr` of an ipWhitelist entry it has no default and leaving it out is 400 naming it.
              * @example 10.244.0.0/16
              */
-            ipRange: string;
+            ipRange?: string;
         };
         IpWhitelistRequestDto: {
             /** @description An IPRange; the CIDR string itself (as answered in ClusterResponse) is accepted too */
@@ -3076,21 +3080,22 @@ export interface components {
         };
         UpdateNodePoolDto: {
             /**
-             * @description A node type of the cluster's cloud provider
+             * @description A node type of the cluster's cloud provider. No default (the machines, and what they cost, are your choice): leaving it out is refused with 400 naming it.
              * @example m5.large
              */
-            nodeSize: string;
+            nodeSize?: string;
             /**
              * Format: int64
+             * @description Default: 1 (0 when maxSize is 0)
              * @example 3
              */
-            minSize: number;
+            minSize?: number;
             /**
              * Format: int64
-             * @description At least minSize
+             * @description At least minSize. Default: minSize (a pool of fixed size)
              * @example 5
              */
-            maxSize: number;
+            maxSize?: number;
             /**
              * @description An availability zone of the cluster's region
              * @example eu-central-1a
@@ -3707,24 +3712,24 @@ export interface components {
             url: string;
         };
         CreateDashboardIntegrationRequest: {
-            /** @description API token of the dashboard. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
-            apiToken: string;
+            /** @description API token of the dashboard. No default: the service signs in to the dashboard with it, so leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
+            apiToken?: string;
             /**
              * @description Prefix of the data sources the service manages
              * @example acme-
              */
             datasourcePrefix?: string;
             /**
-             * @description Its slug (unique in the organisation) is derived from it. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description Its slug (unique in the organisation) is derived from it. Default: the host name of `url` (e.g. dashboards.acme.example). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Team dashboards
              */
-            name: string;
+            name?: string;
             /**
              * Format: uri
-             * @description http(s) URL without credentials, resolving to public addresses only (outbound policy)
+             * @description http(s) URL without credentials, resolving to public addresses only (outbound policy). No default: the dashboard to connect to; leaving it out is refused with 400 naming it.
              * @example https://dashboards.example.com
              */
-            url: string;
+            url?: string;
         };
         UpdateOrganisationIntegrationRequest: {
             /**
@@ -4141,15 +4146,15 @@ export interface components {
         };
         Platform1Secret: {
             /**
-             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @description Access key id. No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example AKIAIOSFODNN7EXAMPLE
              */
-            accessKeyId: string;
+            accessKeyId?: string;
             /**
-             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @description Secret access key. No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
              */
-            accessKeySecret: string;
+            accessKeySecret?: string;
         };
         Platform1CredentialsRequest: {
             /**
@@ -4167,8 +4172,8 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Access key pair (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
-            credentials: components["schemas"]["Platform1Secret"];
+            /** @description Access key pair (write-only). No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
+            credentials?: components["schemas"]["Platform1Secret"];
         };
         Platform2Secret: {
             /**
@@ -4407,31 +4412,31 @@ export interface components {
         };
         MaintenanceWindowRequest: {
             /**
-             * @description MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name
+             * @description MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name. No default: a window without its day is refused with 400 naming it.
              * @example TUESDAY
              * @enum {string}
              */
-            day: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+            day?: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
             /**
-             * @description HH:mm in UTC
+             * @description HH:mm in the schedule's time zone. No default: a window without its start is refused with 400 naming it.
              * @example 02:00
              */
-            startTime: string;
+            startTime?: string;
             /**
              * Format: int32
              * @description Minutes
-             * @example 120
+             * @default 240
              */
-            duration: number;
+            duration?: number;
         };
         CreateMaintenanceScheduleRequest: {
             /**
-             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description Default: the windows in words, e.g. "TUESDAY 02:00 (120 min)". Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Weekly Tuesday night
              */
-            name: string;
-            /** @description Windows must not overlap (including the wrap from Sunday into Monday) */
-            windows: components["schemas"]["MaintenanceWindowRequest"][];
+            name?: string;
+            /** @description Windows must not overlap (including the wrap from Sunday into Monday). No default: a schedule without windows would never let maintenance run, so leaving them out is refused with 400 naming `windows`. */
+            windows?: components["schemas"]["MaintenanceWindowRequest"][];
             /**
              * @description IANA time zone the windows' start times are local to. On the night clocks jump forward, a window starting in the skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.
              * @default UTC
@@ -4648,7 +4653,10 @@ export interface components {
             email: string;
             /** @example alice */
             username: string;
-            /** @description Subject of the user at the OIDC issuer */
+            /**
+             * Format: uuid
+             * @description The user's OIDC identity: the subject (a UUID) at the OIDC issuer
+             */
             oidcId?: string;
             /** @default false */
             canCreateOrganisations?: boolean;
@@ -4663,6 +4671,10 @@ export interface components {
             email: string;
             /** Format: uuid */
             identity: string;
+            /**
+             * Format: uuid
+             * @description The user's OIDC identity (null until known)
+             */
             oidcId: string | null;
             /** @example jane.doe */
             username: string;
@@ -4804,8 +4816,11 @@ export interface components {
             available?: boolean;
         };
         AgreementDto: {
-            /** @example terms-of-service */
-            agreementSlug: string;
+            /**
+             * @description The agreement accepted. No default: an acceptance that names no agreement is refused with 400 naming it.
+             * @example terms-of-service
+             */
+            agreementSlug?: string;
         };
         EmailDto: {
             /**
