@@ -10,6 +10,8 @@ module.exports = {
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  // Every response an e2e test receives is checked against docs/openapi.json (test/support/openapi-conformance.ts).
+  setupFilesAfterEnv: ['<rootDir>/test/support/openapi-conformance.setup.ts'],
   maxWorkers: process.env.JEST_WORKERS ? Number(process.env.JEST_WORKERS) : 2,
   testTimeout: 60000,
 };

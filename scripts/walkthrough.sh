@@ -3,30 +3,68 @@
 #   a personal access token -> an organisation -> an environment -> a cloud account with credentials ->
 #   a cluster (waits until it is started) -> a node pool -> delete the cluster -> revoke the token.
 #
-# Usage:  BASE=http://localhost:8080 ADMIN_TOKEN=$(cat .data/admin-token) scripts/walkthrough.sh
+# Usage:  BASE=http://localhost:8080 scripts/walkthrough.sh
+#   The token is ADMIN_TOKEN, else the file $DATA_DIR/admin-token, else .data/admin-token.
+#   The first step that fails stops the script, printing its request, status and answer.
 # Needs curl and node (npm start brings node). A test runs this script against a started service (npm test),
 # so it stays true. With the default PROVISIONING_STEP_SECONDS=5 a cluster takes about a minute to start.
 set -euo pipefail
 
 BASE=${BASE:-http://localhost:8080}
-ADMIN_TOKEN=${ADMIN_TOKEN:-$(cat "${DATA_DIR:-.data}/admin-token")}
+BASE=${BASE%/}
 RUN=${RUN:-$(date +%s)}          # makes names unique, so the script can run more than once
 WAIT_SECONDS=${WAIT_SECONDS:-300}
 
-# json <expression on `j`>: reads JSON from stdin and prints the expression, e.g. json 'j.identity'
-json() { node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const j=JSON.parse(s);const v=($1);process.stdout.write(typeof v==='string'?v:JSON.stringify(v))})"; }
-# call METHOD PATH TOKEN [BODY]: fails loudly on any status >= 400
+# The administrator's token: ADMIN_TOKEN, else $DATA_DIR/admin-token, else .data/admin-token (where the service
+# writes it on its first start with the embedded database).
+if [ -z "${ADMIN_TOKEN:-}" ]; then
+  for file in ${DATA_DIR:+"$DATA_DIR/admin-token"} .data/admin-token; do
+    if [ -r "$file" ]; then ADMIN_TOKEN=$(tr -d '[:space:]' < "$file"); break; fi
+  done
+fi
+if [ -z "${ADMIN_TOKEN:-}" ]; then
+  echo "No administrator token: set ADMIN_TOKEN, or DATA_DIR to the service's data directory (its admin-token file)," >&2
+  echo "or run this from the directory holding .data/admin-token." >&2
+  exit 1
+fi
+
+# json <expression on `j`>: reads JSON from stdin and prints the expression, e.g. json 'j.identity'.
+# Empty input means the request before it failed (and said so): it stops quietly. Anything else that goes wrong is
+# one line, not a stack trace.
+json() {
+  node -e '
+    let s = "";
+    process.stdin.on("data", (d) => (s += d)).on("end", () => {
+      if (s.trim() === "") process.exit(1);
+      let j;
+      try { j = JSON.parse(s); } catch { console.error(`Expected JSON, got: ${s.slice(0, 500)}`); process.exit(1); }
+      let v;
+      try { v = (0, eval)(`(j) => (${process.argv[1]})`)(j); } catch (e) { console.error(`Could not read ${process.argv[1]} from: ${s.slice(0, 500)} (${e.message})`); process.exit(1); }
+      if (v === undefined) { console.error(`Found no ${process.argv[1]} in: ${s.slice(0, 500)}`); process.exit(1); }
+      process.stdout.write(typeof v === "string" ? v : JSON.stringify(v));
+    });' "$1"
+}
+
+# call METHOD PATH TOKEN [BODY]: prints the answer; on a failed request or any status >= 400 it prints the
+# request, the status and the answer, and stops the script.
 call() {
   local method=$1 path=$2 token=$3 body=${4:-}
   local out status
   out=$(mktemp)
-  if [ -n "$body" ]; then
-    status=$(curl -sS -o "$out" -w '%{http_code}' -X "$method" "$BASE$path" -H "Authorization: Token $token" -H 'Content-Type: application/json' -d "$body")
-  else
-    status=$(curl -sS -o "$out" -w '%{http_code}' -X "$method" "$BASE$path" -H "Authorization: Token $token")
+  local args=(-sS -o "$out" -w '%{http_code}' -X "$method" "$BASE$path" -H "Authorization: Token $token")
+  if [ -n "$body" ]; then args+=(-H 'Content-Type: application/json' --data-binary "$body"); fi
+  if ! status=$(curl "${args[@]}"); then
+    echo "FAILED: $method $BASE$path: no answer (is the service running at $BASE?)" >&2
+    rm -f "$out"
+    exit 1
   fi
   if [ "$status" -ge 400 ]; then
-    echo "$method $path answered $status: $(cat "$out")" >&2
+    {
+      echo "FAILED: $method $path"
+      if [ -n "$body" ]; then echo "  request body: $body"; fi
+      echo "  status: $status"
+      echo "  answer: $(cat "$out")"
+    } >&2
     rm -f "$out"
     exit 1
   fi

@@ -1,8 +1,10 @@
 import { ModulesContainer } from '@nestjs/core';
-import { polishOpenApi } from './common/openapi-polish';
+import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
+import { SERVICE_VERSION } from './common/service-version';
 import { describeOperations, publicOperations, readRoutes } from './common/route-docs';
 import { NestFactory } from '@nestjs/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LogController } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes, randomUUID } from 'crypto';
@@ -82,6 +84,11 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
         'Paged lists take page (0-based; negative or not a number means 0), size (default 50, clamped to 500; ' +
         'below 1 or not a number means the default) and sort=property[,asc|desc][,ignorecase] (repeatable; each ' +
         'list names the properties it can sort by, others are 400). ' +
+        'A page answers `content` (the items of this page) with `number` (0-based), `size` (the page size asked for), ' +
+        '`numberOfElements` (items on this page), `totalElements`, `totalPages`, `first`, `last`, `empty` and `pageable` ' +
+        '(`offset`, `pageNumber`, `pageSize`, `paged`, `unpaged`). Its `sort` (in the page and in `pageable`) comes in one of two ' +
+        "forms, and each list's description names which: form A is an object `{empty, sorted, unsorted}`, form B an array of " +
+        'the sort orders applied, each `{property, direction, ascending, ignoreCase, nullHandling}`. ' +
         'Unknown query parameters are ignored. Unknown body properties follow the query parameter ' +
         '`fieldValidation` (as the Kubernetes API server does): `Warn` (default) drops them and names each in a ' +
         '`Warning: 299 - "unknown field \\"x\\""` response header (at most 10, then one saying how many more), ' +
@@ -90,7 +97,7 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
         'nesting deeper than 32 levels is refused with 400 before validation; validation errors list at most ' +
         '20 fields. An empty body with Content-Type application/json is a request without a body.',
     )
-    .setVersion('1.0.0')
+    .setVersion(SERVICE_VERSION)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
     .addBearerAuth(
       {
@@ -121,7 +128,13 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
 
 export async function createApp(
   config: AppConfig,
-  options: { quiet?: boolean; /** Where logs go instead of stdout (tests read them). */ logDestination?: NodeJS.WritableStream } = {},
+  options: {
+    quiet?: boolean;
+    /** Where logs go instead of stdout (tests read them). */
+    logDestination?: NodeJS.WritableStream;
+    /** Tests only: called with the Fastify instance while hooks can still be added (the tests' response checks). */
+    instrument?: (fastify: FastifyInstance) => void;
+  } = {},
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl = config.DATABASE_URL;
@@ -147,11 +160,12 @@ export async function createApp(
       // the shutdown); those with one close after its response (the onSend hook below).
       forceCloseConnections: 'idle',
       requestIdHeader: 'x-request-id',
-      requestIdLogLabel: 'reqId',
       loggerInstance: options.quiet ? undefined : requestLogger(config, options.logDestination),
-      // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two.
-      disableRequestLogging: true,
-      maxParamLength: 1000,
+      // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two; the request
+      // id is logged as reqId. (Fastify 5 takes both from a log controller: the top-level options are deprecated.)
+      logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+      // Router options under routerOptions (the top-level ones are deprecated in Fastify 5).
+      routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
         const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
@@ -209,8 +223,11 @@ export async function createApp(
     SwaggerModule.setup('swagger-ui', app, document, {
       jsonDocumentUrl: 'v3/api-docs',
       yamlDocumentUrl: 'v3/api-docs.yaml',
-      swaggerOptions: { persistAuthorization: true },
+      // The filter box over the tags, links to each operation (#/Tag/operationId), the token kept across reloads, and
+      // how long each Try it out took.
+      swaggerOptions: { filter: true, deepLinking: true, persistAuthorization: true, displayRequestDuration: true },
     });
+    options.instrument?.(fastify);
     await app.init();
     // After every start-up hook (bootstrap administrator, catalog): the demo organisation of a fresh install.
     await app.get(DemoDataService).seedIfFresh();

@@ -18,7 +18,7 @@ import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
 import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
-import type { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
+import { applyPoolDefaults, type CreateClusterNodePoolDto, type NodePoolResponse, type UpdateNodePoolDto } from './dto/node-pool.dto';
 
 const AUDITED = [
   'name',
@@ -62,6 +62,8 @@ export class NodePoolsService {
   async create(org: OrganisationEntity, envSlug: string, clusterSlug: string, body: CreateClusterNodePoolDto): Promise<NodePoolResponse> {
     const { environment, cluster } = await this.lookup.cluster(org, envSlug, clusterSlug, true);
     this.assertChangeable(cluster);
+    const taken = new Set((await this.repo.find({ where: { clusterId: cluster.id }, select: { name: true } })).map((p) => p.name));
+    applyPoolDefaults(body, taken);
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     await this.assertNameFree(cluster, body.name);
     const policySnapshot = await this.policies.before(Number(cluster.id));
@@ -93,6 +95,7 @@ export class NodePoolsService {
     const pool = await this.find(cluster, nodePoolId);
     this.assertChangeable(cluster);
     const body: CreateClusterNodePoolDto = { ...update, name: update.name ?? pool.name };
+    applyPoolDefaults(body, new Set());
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     if (body.name !== pool.name) await this.assertNameFree(cluster, body.name);
     const before = pick(pool);

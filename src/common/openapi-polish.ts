@@ -2,6 +2,8 @@ import type { OpenAPIObject } from '@nestjs/swagger';
 import { PLAIN_TEXT_SENTENCE } from './names';
 import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
+import { toOpenApi31 } from './openapi-31';
+import { addExamples } from './openapi-examples';
 import { identityParameterExample, SLUG_PARAMETER_EXAMPLES } from '../demo/demo-identities';
 
 /**
@@ -181,8 +183,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
     { url: '/', description: 'The deployment serving this document (production, staging or local alike)', 'x-internal': false } as never,
   ];
   applyBounds(doc);
+  addExamples(doc);
   describeMarkedProperties(doc);
-  return doc;
+  // Last: the document is OpenAPI 3.1 (JSON Schema 2020-12), so `null` is expressed the standard way.
+  return toOpenApi31(doc);
 }
 
 /**

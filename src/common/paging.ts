@@ -135,25 +135,25 @@ export function orderBySql(req: PageRequest, sortable: Record<string, string>, t
 // ---- OpenAPI schemas for the envelopes --------------------------------------------------------
 
 export class SortFormADto {
-  @ApiProperty() empty: boolean;
-  @ApiProperty() sorted: boolean;
-  @ApiProperty() unsorted: boolean;
+  @ApiProperty({ example: false, description: 'No sort order was requested' }) empty: boolean;
+  @ApiProperty({ example: true }) sorted: boolean;
+  @ApiProperty({ example: false }) unsorted: boolean;
 }
 
 export class SortObjectDto {
-  @ApiProperty() ascending: boolean;
-  @ApiProperty({ enum: ['ASC', 'DESC'] }) direction: string;
-  @ApiProperty() ignoreCase: boolean;
+  @ApiProperty({ example: true }) ascending: boolean;
+  @ApiProperty({ enum: ['ASC', 'DESC'], example: 'ASC' }) direction: string;
+  @ApiProperty({ example: false }) ignoreCase: boolean;
   @ApiProperty({ example: 'NATIVE' }) nullHandling: string;
-  @ApiProperty() property: string;
+  @ApiProperty({ example: 'name' }) property: string;
 }
 
 class PageableBase {
-  @ApiProperty({ type: 'integer', format: 'int64' }) offset: number;
-  @ApiProperty({ type: 'integer', format: 'int32' }) pageNumber: number;
-  @ApiProperty({ type: 'integer', format: 'int32' }) pageSize: number;
-  @ApiProperty() paged: boolean;
-  @ApiProperty() unpaged: boolean;
+  @ApiProperty({ type: 'integer', format: 'int64', example: 0, description: 'Items before this page: pageNumber × pageSize' }) offset: number;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 0 }) pageNumber: number;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 50 }) pageSize: number;
+  @ApiProperty({ example: true }) paged: boolean;
+  @ApiProperty({ example: false }) unpaged: boolean;
 }
 export class PageableFormADto extends PageableBase {
   @ApiProperty({ type: SortFormADto }) sort: SortFormADto;
@@ -163,14 +163,14 @@ export class PageableFormBDto extends PageableBase {
 }
 
 class PageBase {
-  @ApiProperty() empty: boolean;
-  @ApiProperty() first: boolean;
-  @ApiProperty() last: boolean;
-  @ApiProperty({ type: 'integer', format: 'int32' }) number: number;
-  @ApiProperty({ type: 'integer', format: 'int32' }) numberOfElements: number;
-  @ApiProperty({ type: 'integer', format: 'int32' }) size: number;
-  @ApiProperty({ type: 'integer', format: 'int64' }) totalElements: number;
-  @ApiProperty({ type: 'integer', format: 'int32' }) totalPages: number;
+  @ApiProperty({ example: false, description: 'This page holds no items' }) empty: boolean;
+  @ApiProperty({ example: true, description: 'This is the first page' }) first: boolean;
+  @ApiProperty({ example: true, description: 'This is the last page' }) last: boolean;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 0, description: 'Index of this page (0-based)' }) number: number;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 2, description: 'Items on this page (the length of content)' }) numberOfElements: number;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 50, description: 'The page size asked for' }) size: number;
+  @ApiProperty({ type: 'integer', format: 'int64', example: 2, description: 'Items on all pages' }) totalElements: number;
+  @ApiProperty({ type: 'integer', format: 'int32', example: 1, description: 'Number of pages' }) totalPages: number;
 }
 export class PageFormADto extends PageBase {
   @ApiProperty({ type: PageableFormADto }) pageable: PageableFormADto;
@@ -198,6 +198,17 @@ export interface PagingDoc {
 /** Metadata key of the paging declaration on a handler. */
 export const PAGING_DOC = 'api:paging';
 
+/** "Page of clusters" from ClusterResponse: the item type in words, plural (the forms are explained in the document's introduction). */
+export function pageDescription(model: Type<unknown>): string {
+  const words = model.name
+    .replace(/(Response|Dto)$/, '')
+    .replace(/^Admin(?=[A-Z])/, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase();
+  const plural = /s$/.test(words) ? words : /[^aeiou]y$/.test(words) ? `${words.slice(0, -1)}ies` : `${words}s`;
+  return `Page of ${plural}`;
+}
+
 /**
  * Declares that the handler answers a page of `model` (see PagingDoc): the 200 response schema, and the
  * declaration the operation's description is generated from.
@@ -208,7 +219,7 @@ export function ApiPageResponse(model: Type<unknown>, paging: PagingDoc, descrip
     SetMetadata(PAGING_DOC, paging),
     ApiExtraModels(envelope, model),
     ApiOkResponse({
-      description: description ?? `Page (form ${paging.form}) of ${model.name}`,
+      description: description ?? pageDescription(model),
       schema: {
         allOf: [
           { $ref: getSchemaPath(envelope) },

@@ -103,8 +103,14 @@ export function documentPlainRepresentation(document: OpenAPIObject): OpenAPIObj
     if (!path.startsWith(ADMIN_BASE)) continue;
     for (const method of HTTP_METHODS) {
       for (const [status, response] of Object.entries(item[method]?.responses ?? {})) {
-        const media = /^2\d\d$/.test(status) ? (response as { content?: Record<string, { schema?: SchemaObject }> }).content?.['application/json'] : undefined;
-        if (media?.schema) media.schema = plain.plainSchemaOf(media.schema, derived);
+        const media = /^2\d\d$/.test(status)
+          ? (response as { content?: Record<string, { schema?: SchemaObject; example?: unknown }> }).content?.['application/json']
+          : undefined;
+        if (!media?.schema) continue;
+        // A whole example (a page's) is shown in the plain representation too.
+        const mapper = media.example !== undefined ? plain.mapperOf(media.schema) : null;
+        if (mapper) media.example = mapper(media.example);
+        media.schema = plain.plainSchemaOf(media.schema, derived);
       }
     }
   }

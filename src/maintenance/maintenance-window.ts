@@ -22,6 +22,8 @@ export const MINUTES_PER_DAY = 24 * 60;
 export const MINUTES_PER_WEEK = 7 * MINUTES_PER_DAY;
 export const MIN_WINDOW_DURATION = 30;
 export const MAX_WINDOW_DURATION = 1440;
+/** A window's length when a request leaves `duration` out: four hours, minutes. */
+export const DEFAULT_WINDOW_DURATION = 240;
 export const START_TIME_PATTERN = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 const SHORT_DAYS = ['MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT', 'SUN'];
@@ -135,4 +137,10 @@ export function findOverlaps(windows: MaintenanceWindow[]): [number, number][] {
 /** "TUESDAY 02:00 for 120 min", for messages. */
 export function describeWindow(w: MaintenanceWindow): string {
   return `${w.day} ${w.startTime} for ${w.duration} min`;
+}
+
+/** The name of a schedule whose request left `name` out: its windows in words, at most 100 characters. */
+export function defaultScheduleName(windows: MaintenanceWindow[]): string {
+  const text = windows.map((w) => `${w.day} ${w.startTime} (${w.duration} min)`).join(', ');
+  return text.length <= 100 ? text : `${text.slice(0, 99)}…`;
 }

@@ -13,7 +13,7 @@ import {
   UpdateMaintenanceScheduleRequest,
 } from './dto/maintenance-schedule.dto';
 import { MaintenanceScheduleEntity } from './maintenance-schedule.entity';
-import { describeWindow, findOverlaps, MaintenanceWindow, parseDay, Weekday } from './maintenance-window';
+import { DEFAULT_WINDOW_DURATION, defaultScheduleName, describeWindow, findOverlaps, MaintenanceWindow, parseDay, Weekday } from './maintenance-window';
 import { checkExclusionHorizon, ExclusionInput, MaintenanceExclusion, normaliseExclusions } from './maintenance-exclusion';
 
 /** The response shape, also used where a cluster embeds its schedule. */
@@ -84,7 +84,7 @@ export class MaintenanceService {
     const now = this.clock.now();
     const timeZone = req.timeZone ?? 'UTC';
     const exclusions = this.exclusions(req.exclusions ?? [], now);
-    const entity = this.repo.create({ organisationId: org.id, name: req.name.trim(), windows, timeZone, exclusions, createdAt: now, modifiedAt: now });
+    const entity = this.repo.create({ organisationId: org.id, name: req.name?.trim() ?? defaultScheduleName(windows), windows, timeZone, exclusions, createdAt: now, modifiedAt: now });
     await this.repo.save(entity);
     this.audit.record({
       type: 'MAINTENANCE_SCHEDULE_CREATED',
@@ -150,7 +150,7 @@ export class MaintenanceService {
     const windows: MaintenanceWindow[] = input.map((w) => ({
       day: (parseDay(w.day) ?? w.day) as Weekday,
       startTime: w.startTime,
-      duration: w.duration,
+      duration: w.duration ?? DEFAULT_WINDOW_DURATION,
     }));
     const overlaps = findOverlaps(windows);
     if (overlaps.length > 0) {

@@ -1,22 +1,12 @@
-import * as fs from 'fs';
-import * as path from 'path';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { CLUSTER_STATUSES, OBSERVE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
+import { SERVICE_VERSION } from '../common/service-version';
 import { RETENTION_TABLES } from '../retention/retention-tables';
 import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
 
-/** The version in the project's package.json (found from src/ and from dist/src/ alike). */
-function serviceVersion(): string {
-  for (let dir = __dirname, i = 0; i < 5; i++, dir = path.dirname(dir)) {
-    const file = path.join(dir, 'package.json');
-    if (fs.existsSync(file)) return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version?: string }).version ?? 'unknown';
-  }
-  return 'unknown';
-}
-const SERVICE_VERSION = serviceVersion();
 
 interface PgPool {
   totalCount: number;

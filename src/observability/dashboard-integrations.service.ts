@@ -67,10 +67,11 @@ export class DashboardIntegrationsService {
   }
 
   async create(org: OrganisationEntity, body: CreateDashboardIntegrationRequest): Promise<DashboardIntegrationResponse> {
-    const name = body.name.trim();
+    const url = (await this.outbound.assertAllowed('url', body.url.trim())).toString().replace(/\/+$/, '');
+    // Without a name, the dashboard's host names it (dashboards.acme.example).
+    const name = body.name?.trim() ?? new URL(url).hostname;
     const slug = slugify(name);
     if (!slug) throw ValidationFailedException.forField('name', 'name must contain at least one letter or digit');
-    const url = (await this.outbound.assertAllowed('url', body.url.trim())).toString().replace(/\/+$/, '');
     const taken = await this.repo
       .createQueryBuilder('d')
       .where('d.organisation_id = :org AND d.slug = :slug AND d.deleted_at IS NULL', { org: org.id, slug })

@@ -2322,38 +2322,88 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         SortObjectDto: {
+            /** @example true */
             ascending: boolean;
-            /** @enum {string} */
+            /**
+             * @example ASC
+             * @enum {string}
+             */
             direction: "ASC" | "DESC";
+            /** @example false */
             ignoreCase: boolean;
             /** @example NATIVE */
             nullHandling: string;
+            /** @example name */
             property: string;
         };
         PageableFormBDto: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Items before this page: pageNumber × pageSize
+             * @example 0
+             */
             offset: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             pageNumber: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 50
+             */
             pageSize: number;
+            /** @example true */
             paged: boolean;
+            /** @example false */
             unpaged: boolean;
             sort: components["schemas"]["SortObjectDto"][];
         };
         PageFormBDto: {
+            /**
+             * @description This page holds no items
+             * @example false
+             */
             empty: boolean;
+            /**
+             * @description This is the first page
+             * @example true
+             */
             first: boolean;
+            /**
+             * @description This is the last page
+             * @example true
+             */
             last: boolean;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Index of this page (0-based)
+             * @example 0
+             */
             number: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Items on this page (the length of content)
+             * @example 2
+             */
             numberOfElements: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The page size asked for
+             * @example 50
+             */
             size: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Items on all pages
+             * @example 2
+             */
             totalElements: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Number of pages
+             * @example 1
+             */
             totalPages: number;
             pageable: components["schemas"]["PageableFormBDto"];
             sort: components["schemas"]["SortObjectDto"][];
@@ -2363,15 +2413,18 @@ export interface components {
             collectedAt: string | null;
             /** @enum {string|null} */
             status: "new" | "provisioning" | "provisioned" | "starting" | "started" | "stopping" | "stopped" | "deleting" | "deleted" | "unknown" | null;
+            /** @example 1.31.6 */
             version: string | null;
         };
         CloudCredentialsReferenceDto: {
+            /** @example Main account */
             displayName: string;
             /** Format: uuid */
             identity: string;
             isPrimary: boolean;
         };
         CloudAccountReferenceDto: {
+            /** @example Main account */
             displayName: string;
             /** Format: uuid */
             identity: string;
@@ -2384,21 +2437,29 @@ export interface components {
         IpWhitelistDto: {
             /** @example 203.0.113.0/24 */
             cidr: string;
+            /** @example Serves the public website */
             description: string;
         };
         MaintenanceWindowDto: {
             /** @enum {string} */
             day: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 240
+             */
             duration: number;
             /** @example 02:00 */
             startTime: string;
         };
         MaintenanceScheduleRefDto: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 3
+             */
             clusterCount: number;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
             windows: components["schemas"]["MaintenanceWindowDto"][];
             /**
@@ -2426,21 +2487,33 @@ export interface components {
             scope: "NO_UPGRADES" | "NO_MINOR_UPGRADES";
         };
         TenantClusterRefDto: {
+            /** @example production */
             environmentSlug: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
+            /** @example web */
             slug: string;
+            /** @example 1.31.6 */
             version: string;
             /** Format: date-time */
             deletedAt: string | null;
         };
         TenantEnvironmentRefDto: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
+            /** @example web */
             name: string;
+            /** @example web */
             slug: string;
         };
         ObservabilityTenantDto: {
@@ -2452,15 +2525,24 @@ export interface components {
             modifiedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
-            /** @description Organisation slug */
+            /**
+             * @description Organisation slug
+             * @example acme
+             */
             customer: string;
             environment: components["schemas"]["TenantEnvironmentRefDto"] | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
+            /** @example 203.0.113.0/24 */
             ipWhiteList: string | null;
+            /** @example web */
             name: string;
+            /** @example web */
             slug: string;
         };
         UpdateChannelDto: {
@@ -2491,6 +2573,7 @@ export interface components {
             identity: string;
             slug: components["schemas"]["SlugDto"];
             environmentSlug: components["schemas"]["SlugDto"];
+            /** @example 1.31.6 */
             version: string;
         };
         ClusterResponse: {
@@ -2535,11 +2618,13 @@ export interface components {
             /**
              * Format: int64
              * @description Cores; filled with show-compute=true
+             * @example 4
              */
             cpu: number | null;
             /**
              * Format: int64
              * @description MiB; filled with show-compute=true
+             * @example 16384
              */
             memory: number | null;
             /** Format: date-time */
@@ -2552,6 +2637,7 @@ export interface components {
             customerIdentity: string;
             customerSlug: components["schemas"]["SlugDto"];
             deleteProtection: boolean;
+            /** @example Serves the public website */
             description: string | null;
             /** @enum {string|null} */
             desiredStatus: "starting" | "stopping" | "deleting" | null;
@@ -2569,6 +2655,7 @@ export interface components {
             maintenanceSchedule: components["schemas"]["MaintenanceScheduleRefDto"] | null;
             /** @description Maintenance exclusions (empty when none) of this cluster alone (its schedule's apply as well) */
             maintenanceExclusions: components["schemas"]["MaintenanceExclusionResponse"][];
+            /** @example web */
             name: string;
             observabilityTenant: components["schemas"]["ObservabilityTenantDto"] | null;
             /** @enum {string|null} */
@@ -2576,12 +2663,17 @@ export interface components {
             /**
              * Format: int64
              * @description Id of the first node pool
+             * @example 7
              */
             poolID: number | null;
-            /** @description Name of the first node pool */
+            /**
+             * @description Name of the first node pool
+             * @example default
+             */
             poolName: string | null;
             /** @enum {string} */
             provisionStatus: "UNKNOWN" | "ACCEPTED" | "OIDC_PROVISIONED" | "CLUSTER_PROVISIONED" | "INITIAL_NODE_POOLS_PROVISIONED" | "INITIAL_ADDONS_PROVISIONED" | "DONE";
+            /** @example eu-west-1 */
             region: string;
             slug: components["schemas"]["SlugDto"];
             /** @enum {string} */
@@ -2636,24 +2728,28 @@ export interface components {
             effect: "NoSchedule" | "PreferNoSchedule" | "NoExecute";
         };
         CreateClusterNodePoolDto: {
-            /** @example workers */
-            name: string;
             /**
-             * @description A node type of the cluster's cloud provider
+             * @description Default: the first free of pool-1, pool-2, ... in the cluster
+             * @example workers
+             */
+            name?: string;
+            /**
+             * @description A node type of the cluster's cloud provider. No default (the machines, and what they cost, are your choice): leaving it out is refused with 400 naming it.
              * @example m5.large
              */
-            nodeSize: string;
+            nodeSize?: string;
             /**
              * Format: int64
+             * @description Default: 1 (0 when maxSize is 0)
              * @example 3
              */
-            minSize: number;
+            minSize?: number;
             /**
              * Format: int64
-             * @description At least minSize
+             * @description At least minSize. Default: minSize (a pool of fixed size)
              * @example 5
              */
-            maxSize: number;
+            maxSize?: number;
             /**
              * @description An availability zone of the cluster's region
              * @example eu-central-1a
@@ -2690,10 +2786,10 @@ export interface components {
         };
         IpRangeDto: {
             /**
-             * @description A CIDR (IPv4 or IPv6)
+             * @description A CIDR (IPv4 or IPv6). As a subnet, an IPRange without it is the same as no IPRange (the default subnet); as the `cidr` of an ipWhitelist entry it has no default and leaving it out is 400 naming it.
              * @example 10.244.0.0/16
              */
-            ipRange: string;
+            ipRange?: string;
         };
         IpWhitelistRequestDto: {
             /** @description An IPRange; the CIDR string itself (as answered in ClusterResponse) is accepted too */
@@ -2748,6 +2844,7 @@ export interface components {
              * @enum {string}
              */
             cni?: "custom" | "cilium" | "calico";
+            /** @example Serves the public website */
             description?: string;
             /** @default false */
             enableAutoUpgrade?: boolean;
@@ -2819,8 +2916,12 @@ export interface components {
             identity: string;
         };
         UpdateClusterRequest: {
-            /** @description Display name; the slug (and the URL) stay as created. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
+            /**
+             * @description Display name; the slug (and the URL) stay as created. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example web
+             */
             name?: string;
+            /** @example Serves the public website */
             description?: string | null;
             /**
              * @description Requests a transition; 409 when the current status does not allow it
@@ -2906,11 +3007,13 @@ export interface components {
             /**
              * Format: int32
              * @description Cores the node reported (null when it did not)
+             * @example 4
              */
             cpu: number | null;
             /**
              * Format: int64
              * @description Memory in MiB the node reported (null when it did not)
+             * @example 16384
              */
             memory: number | null;
             /**
@@ -2925,17 +3028,29 @@ export interface components {
             lastRegisteredAt: string;
         };
         NodePoolResponse: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
+            /** @example eu-west-1a */
             availabilityZone: string | null;
+            /** @example m5.xlarge */
             nodeSize: string;
             autoScaling: boolean;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 1
+             */
             minSize: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 3
+             */
             maxSize: number;
             enableNodeAutoReplacement: boolean;
             enableNodeReboots: boolean;
@@ -2953,6 +3068,7 @@ export interface components {
             /**
              * Format: int32
              * @description Nodes of the pool: for a bring-your-own-node pool the nodes registered with a join token; for a cloud pool its minSize (the size the platform runs until autoscaling is modelled)
+             * @example 3
              */
             nodeCount: number;
             /** @description Registered nodes of a bring-your-own-node pool (always empty for cloud pools) */
@@ -2964,21 +3080,22 @@ export interface components {
         };
         UpdateNodePoolDto: {
             /**
-             * @description A node type of the cluster's cloud provider
+             * @description A node type of the cluster's cloud provider. No default (the machines, and what they cost, are your choice): leaving it out is refused with 400 naming it.
              * @example m5.large
              */
-            nodeSize: string;
+            nodeSize?: string;
             /**
              * Format: int64
+             * @description Default: 1 (0 when maxSize is 0)
              * @example 3
              */
-            minSize: number;
+            minSize?: number;
             /**
              * Format: int64
-             * @description At least minSize
+             * @description At least minSize. Default: minSize (a pool of fixed size)
              * @example 5
              */
-            maxSize: number;
+            maxSize?: number;
             /**
              * @description An availability zone of the cluster's region
              * @example eu-central-1a
@@ -3019,34 +3136,84 @@ export interface components {
             name?: string;
         };
         SortFormADto: {
+            /**
+             * @description No sort order was requested
+             * @example false
+             */
             empty: boolean;
+            /** @example true */
             sorted: boolean;
+            /** @example false */
             unsorted: boolean;
         };
         PageableFormADto: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Items before this page: pageNumber × pageSize
+             * @example 0
+             */
             offset: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             pageNumber: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 50
+             */
             pageSize: number;
+            /** @example true */
             paged: boolean;
+            /** @example false */
             unpaged: boolean;
             sort: components["schemas"]["SortFormADto"];
         };
         PageFormADto: {
+            /**
+             * @description This page holds no items
+             * @example false
+             */
             empty: boolean;
+            /**
+             * @description This is the first page
+             * @example true
+             */
             first: boolean;
+            /**
+             * @description This is the last page
+             * @example true
+             */
             last: boolean;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Index of this page (0-based)
+             * @example 0
+             */
             number: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Items on this page (the length of content)
+             * @example 2
+             */
             numberOfElements: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description The page size asked for
+             * @example 50
+             */
             size: number;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @description Items on all pages
+             * @example 2
+             */
             totalElements: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Number of pages
+             * @example 1
+             */
             totalPages: number;
             pageable: components["schemas"]["PageableFormADto"];
             sort: components["schemas"]["SortFormADto"];
@@ -3125,7 +3292,10 @@ export interface components {
             kubeletConfigBase64: string;
         };
         JoinTokensRevokedResponse: {
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 2
+             */
             revoked: number;
         };
         NodeRegistrationRequest: {
@@ -3152,23 +3322,34 @@ export interface components {
             /**
              * Format: int32
              * @description Cores of the node (counted in compute)
+             * @example 4
              */
             cpu?: number;
             /**
              * Format: int32
              * @description Memory of the node in MiB (counted in compute)
+             * @example 16384
              */
             memory?: number;
         };
         NodeRegistrationResponse: {
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
+            /** @example 203.0.113.10 */
             address: string;
+            /** @example v1.31.6 */
             kubeletVersion: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 4
+             */
             cpu: number | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 16384
+             */
             memory: number | null;
             /** Format: date-time */
             joinedAt: string;
@@ -3184,7 +3365,10 @@ export interface components {
         ObservabilityTenantClusterRef: {
             /** @example production */
             environmentSlug: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
@@ -3198,7 +3382,10 @@ export interface components {
             deletedAt: string | null;
         };
         ObservabilityTenantEnvironmentRef: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** @example Production */
             name: string;
@@ -3220,7 +3407,10 @@ export interface components {
              */
             customer: string;
             environment: components["schemas"]["ObservabilityTenantEnvironmentRef"] | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
@@ -3256,7 +3446,10 @@ export interface components {
              */
             customer: string;
             environment: components["schemas"]["ObservabilityTenantEnvironmentRef"] | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
@@ -3405,16 +3598,19 @@ export interface components {
             /**
              * Format: int32
              * @description Alerts firing and not muted by an active silence
+             * @example 2
              */
             firing: number;
             /**
              * Format: int32
              * @description Firing alerts muted by an active silence
+             * @example 0
              */
             suppressed: number;
             /**
              * Format: int32
              * @description Resolved alerts still kept
+             * @example 1
              */
             resolved: number;
         };
@@ -3455,8 +3651,11 @@ export interface components {
             /** Format: uuid */
             clusterIdentity: string;
             enabled: boolean;
+            /** @example production */
             environmentSlug: string;
+            /** @example web */
             clusterSlug: string;
+            /** @example web */
             clusterName: string;
         };
         OrganisationIntegrationResponse: {
@@ -3464,6 +3663,7 @@ export interface components {
             identity: string;
             /** @enum {string} */
             type: "alerting";
+            /** @example Main account */
             displayName: string;
             enabled: boolean;
             /** @description The values of this map are secret (except under channel, region, site, team, environment, priority, tags): sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`. */
@@ -3483,43 +3683,53 @@ export interface components {
             modifiedAt: string;
             /** Format: date-time */
             deletedAt: string | null;
-            /** @description Slug of the owning organisation */
+            /**
+             * @description Slug of the owning organisation
+             * @example acme
+             */
             customer: string;
+            /** @example acme */
             datasourcePrefix: string | null;
             /** Format: uuid */
             identity: string;
             manageDatasources: boolean;
+            /** @example web */
             name: string;
             provisionUsers: boolean;
+            /** @example web */
             slug: string;
             /**
              * @description PENDING until the first health check, then CONNECTED or ERROR
              * @enum {string}
              */
             status: "PENDING" | "CONNECTED" | "ERROR";
-            /** @description Why the status is what it is */
+            /**
+             * @description Why the status is what it is
+             * @example Reachable
+             */
             statusMessage: string | null;
+            /** @example https://dashboards.acme.example */
             url: string;
         };
         CreateDashboardIntegrationRequest: {
-            /** @description API token of the dashboard. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
-            apiToken: string;
+            /** @description API token of the dashboard. No default: the service signs in to the dashboard with it, so leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
+            apiToken?: string;
             /**
              * @description Prefix of the data sources the service manages
              * @example acme-
              */
             datasourcePrefix?: string;
             /**
-             * @description Its slug (unique in the organisation) is derived from it. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description Its slug (unique in the organisation) is derived from it. Default: the host name of `url` (e.g. dashboards.acme.example). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Team dashboards
              */
-            name: string;
+            name?: string;
             /**
              * Format: uri
-             * @description http(s) URL without credentials, resolving to public addresses only (outbound policy)
+             * @description http(s) URL without credentials, resolving to public addresses only (outbound policy). No default: the dashboard to connect to; leaving it out is refused with 400 naming it.
              * @example https://dashboards.example.com
              */
-            url: string;
+            url?: string;
         };
         UpdateOrganisationIntegrationRequest: {
             /**
@@ -3573,10 +3783,14 @@ export interface components {
             /** @example 4 */
             version: string;
             groupKey?: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 0
+             */
             truncatedAlerts?: number;
             /** @enum {string} */
             status: "firing" | "resolved";
+            /** @example acme-production */
             receiver: string;
             groupLabels?: {
                 [key: string]: string;
@@ -3593,9 +3807,15 @@ export interface components {
         WebhookReceivedResponse: {
             /** @example Received 2 alerts */
             message: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 2
+             */
             firing: number;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             resolved: number;
         };
         SilenceMatcherDto: {
@@ -3633,6 +3853,7 @@ export interface components {
             updatedAt: string;
             /** @example alice */
             createdBy: string;
+            /** @example Planned maintenance of the ingress */
             comment: string;
             status: components["schemas"]["SilenceStatusDto"];
         };
@@ -3661,30 +3882,39 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             deletedAt: string | null;
+            /** @example Serves the public website */
             description: string | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** Format: uuid */
             identity: string;
             /** Format: date-time */
             modifiedAt: string;
+            /** @example web */
             name: string;
             organisationSlug: components["schemas"]["SlugValueDto"];
+            /** @example Customer-facing services */
             purpose: string | null;
             slug: components["schemas"]["SlugValueDto"];
             /**
              * Format: int64
              * @description Non-deleted clusters; null unless show-compute=true
+             * @example 3
              */
             totalClusters: number | null;
             /**
              * Format: int64
              * @description CPU cores; null unless show-compute=true
+             * @example 24
              */
             totalCpu: number | null;
             /**
              * Format: int64
              * @description Memory in MiB; null unless show-compute=true
+             * @example 98304
              */
             totalMemory: number | null;
             /** @enum {string|null} */
@@ -3712,7 +3942,9 @@ export interface components {
              * @example production-eu
              */
             name?: string;
+            /** @example Serves the public website */
             description?: string | null;
+            /** @example Customer-facing services */
             purpose?: string | null;
             /** @enum {string|null} */
             type?: "production" | "staging" | "development" | "demo" | "other" | null;
@@ -3751,7 +3983,10 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** @example Frankfurt (EU Central 1) */
             name: string;
@@ -3772,7 +4007,10 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** @example https://static.example.com/logos/platform-1.svg */
             logo: string;
@@ -3908,15 +4146,15 @@ export interface components {
         };
         Platform1Secret: {
             /**
-             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @description Access key id. No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example AKIAIOSFODNN7EXAMPLE
              */
-            accessKeyId: string;
+            accessKeyId?: string;
             /**
-             * @description Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @description Secret access key. No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
              * @example wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY
              */
-            accessKeySecret: string;
+            accessKeySecret?: string;
         };
         Platform1CredentialsRequest: {
             /**
@@ -3934,8 +4172,8 @@ export interface components {
             metadata?: {
                 [key: string]: string;
             };
-            /** @description Access key pair (write-only). Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
-            credentials: components["schemas"]["Platform1Secret"];
+            /** @description Access key pair (write-only). No default: leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
+            credentials?: components["schemas"]["Platform1Secret"];
         };
         Platform2Secret: {
             /**
@@ -4156,10 +4394,12 @@ export interface components {
             /**
              * Format: int64
              * @description Non-deleted clusters using the schedule
+             * @example 3
              */
             clusterCount: number;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
             windows: components["schemas"]["MaintenanceWindowResponse"][];
             /**
@@ -4172,31 +4412,31 @@ export interface components {
         };
         MaintenanceWindowRequest: {
             /**
-             * @description MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name
+             * @description MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name. No default: a window without its day is refused with 400 naming it.
              * @example TUESDAY
              * @enum {string}
              */
-            day: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+            day?: "MONDAY" | "TUESDAY" | "WEDNESDAY" | "THURSDAY" | "FRIDAY" | "SATURDAY" | "SUNDAY" | "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
             /**
-             * @description HH:mm in UTC
+             * @description HH:mm in the schedule's time zone. No default: a window without its start is refused with 400 naming it.
              * @example 02:00
              */
-            startTime: string;
+            startTime?: string;
             /**
              * Format: int32
              * @description Minutes
-             * @example 120
+             * @default 240
              */
-            duration: number;
+            duration?: number;
         };
         CreateMaintenanceScheduleRequest: {
             /**
-             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description Default: the windows in words, e.g. "TUESDAY 02:00 (120 min)". Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Weekly Tuesday night
              */
-            name: string;
-            /** @description Windows must not overlap (including the wrap from Sunday into Monday) */
-            windows: components["schemas"]["MaintenanceWindowRequest"][];
+            name?: string;
+            /** @description Windows must not overlap (including the wrap from Sunday into Monday). No default: a schedule without windows would never let maintenance run, so leaving them out is refused with 400 naming `windows`. */
+            windows?: components["schemas"]["MaintenanceWindowRequest"][];
             /**
              * @description IANA time zone the windows' start times are local to. On the night clocks jump forward, a window starting in the skipped hour starts that much later (02:30 becomes 03:30); its duration stays the same.
              * @default UTC
@@ -4312,7 +4552,10 @@ export interface components {
              * @enum {string}
              */
             status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
-            /** @description Replaces the reason; with status CANCELLED it is the reason of the cancellation */
+            /**
+             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
+             * @example A newer patch version is available
+             */
             reason?: string;
         };
         UpdateScheduledClusterUpgradeRequest: {
@@ -4326,7 +4569,10 @@ export interface components {
              * @enum {string}
              */
             status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
-            /** @description Replaces the reason; with status CANCELLED it is the reason of the cancellation */
+            /**
+             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
+             * @example A newer patch version is available
+             */
             reason?: string;
             /** Format: date-time */
             windowStart?: string;
@@ -4356,9 +4602,11 @@ export interface components {
             expireAt: string;
             /** Format: uuid */
             id: string;
+            /** @example 203.0.113.0/24 */
             ipRestriction: string | null;
             /** Format: date-time */
             lastUsedAt: string | null;
+            /** @example web */
             name: string;
             /**
              * Format: uuid
@@ -4405,7 +4653,10 @@ export interface components {
             email: string;
             /** @example alice */
             username: string;
-            /** @description Subject of the user at the OIDC issuer */
+            /**
+             * Format: uuid
+             * @description The user's OIDC identity: the subject (a UUID) at the OIDC issuer
+             */
             oidcId?: string;
             /** @default false */
             canCreateOrganisations?: boolean;
@@ -4416,14 +4667,22 @@ export interface components {
             canCreateOrganisations: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @example jane.doe@acme.example */
             email: string;
             /** Format: uuid */
             identity: string;
+            /**
+             * Format: uuid
+             * @description The user's OIDC identity (null until known)
+             */
             oidcId: string | null;
+            /** @example jane.doe */
             username: string;
         };
         UserSearchResult: {
+            /** @example jane.doe@acme.example */
             email: string;
+            /** @example jane.doe */
             username: string;
         };
         CloudProviderNodeTypeResponse: {
@@ -4469,7 +4728,10 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 42
+             */
             id: number;
             /** @example eu-central-1a */
             name: string;
@@ -4502,6 +4764,7 @@ export interface components {
             /**
              * Format: int64
              * @description Non-deleted clusters running or wanting this version
+             * @example 3
              */
             clusterCount: number;
         };
@@ -4553,8 +4816,11 @@ export interface components {
             available?: boolean;
         };
         AgreementDto: {
-            /** @example terms-of-service */
-            agreementSlug: string;
+            /**
+             * @description The agreement accepted. No default: an acceptance that names no agreement is refused with 400 naming it.
+             * @example terms-of-service
+             */
+            agreementSlug?: string;
         };
         EmailDto: {
             /**
@@ -4604,9 +4870,13 @@ export interface components {
             acceptedTerms: boolean;
             /** Format: date-time */
             acceptedTermsAt: string | null;
+            /** @example billing@acme.example */
             billingEmail: string | null;
+            /** @example Keizersgracht 1, 1015 AA Amsterdam */
             companyAddress: string | null;
+            /** @example Acme B.V. */
             companyName: string | null;
+            /** @example ops@acme.example */
             contactEmail: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -4618,7 +4888,9 @@ export interface components {
             id: string;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
+            /** @example +31 20 123 4567 */
             phoneNumber: string | null;
             restrictedToAvailableCloudProviders: boolean;
             slug: components["schemas"]["SlugDto"];
@@ -4630,6 +4902,7 @@ export interface components {
              * @example 24
              */
             upgradeSoakHours: number;
+            /** @example NL123456789B01 */
             vatCode: string | null;
             vatCodeValidated: boolean;
             /** Format: date-time */
@@ -4639,7 +4912,10 @@ export interface components {
             /** @description null removes it */
             billingEmail?: components["schemas"]["EmailDto"] | null;
             contactEmail?: components["schemas"]["EmailDto"];
-            /** @description Renames the organisation; the slug stays. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
+            /**
+             * @description Renames the organisation; the slug stays. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Acme
+             */
             organisationName?: string;
             /** @enum {string} */
             organisationType?: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
@@ -4663,16 +4939,21 @@ export interface components {
             clustersPerCustomer: number;
         };
         ComputeInformationResponse: {
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 3
+             */
             totalClusters: number;
             /**
              * Format: int64
              * @description CPU cores
+             * @example 24
              */
             totalCpu: number;
             /**
              * Format: int64
              * @description Memory in MiB
+             * @example 98304
              */
             totalMemory: number;
         };
@@ -4698,6 +4979,7 @@ export interface components {
              * @description Identity of the user
              */
             subject: string;
+            /** @example jane.doe */
             username: string;
         };
         AddMemberRequest: {
@@ -4714,7 +4996,10 @@ export interface components {
              * @enum {string}
              */
             role?: "VIEWER" | "MEMBER" | "ADMIN" | "OWNER";
-            /** @description The user to add, by username (or give email). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused. */
+            /**
+             * @description The user to add, by username (or give email). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example jane.doe
+             */
             username?: string;
         };
         UpdateMemberRequest: {
@@ -4740,7 +5025,10 @@ export interface components {
              * @description Identity of the membership
              */
             memberIdentity: string;
-            /** @description Organisation name */
+            /**
+             * @description Organisation name
+             * @example web
+             */
             name: string;
             /** Format: uuid */
             organisationIdentity: string;
@@ -4757,17 +5045,22 @@ export interface components {
             id: string;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
             /** @example acme */
             slug: string;
             /** @enum {string} */
             type: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
+            /** @example NL123456789B01 */
             vatCode: string | null;
             vatCodeValidated: boolean;
             /** Format: date-time */
             vatCodeValidatedAt: string | null;
+            /** @example ops@acme.example */
             contactEmail: string | null;
+            /** @example billing@acme.example */
             billingEmail: string | null;
+            /** @example +31 20 123 4567 */
             phoneNumber: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -4788,25 +5081,39 @@ export interface components {
             /**
              * Format: int64
              * @description Id of the acting user; null for system
+             * @example 7
              */
             actorId: number | null;
             /** @example alice */
             actorUsername: string;
+            /** @example Main account */
             cloudAccountName: string | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 12
+             */
             clusterId: number | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 31
+             */
             clusterNodePoolId: number | null;
+            /** @example default */
             clusterNodePoolName: string | null;
+            /** @example web */
             clusterSlug: string | null;
             /** Format: date-time */
             createdAt: string;
             /**
              * Format: int64
              * @description Id of the organisation
+             * @example 3
              */
             customerId: number | null;
-            /** @description Slug of the organisation */
+            /**
+             * @description Slug of the organisation
+             * @example acme
+             */
             customerSlug: string | null;
             /**
              * @description Each changed property mapped to {new, old}; secrets appear as "[redacted]"
@@ -4825,8 +5132,12 @@ export interface components {
                     old?: unknown;
                 };
             };
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 5
+             */
             environmentId: number | null;
+            /** @example production */
             environmentSlug: string | null;
             /**
              * @description <RESOURCE>_<ACTION> in upper snake case
@@ -4840,25 +5151,39 @@ export interface components {
             /**
              * Format: int64
              * @description Id of the acting user; null for system
+             * @example 7
              */
             actorId: number | null;
             /** @example alice */
             actorUsername: string;
+            /** @example Main account */
             cloudAccountName: string | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 12
+             */
             clusterId: number | null;
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 31
+             */
             clusterNodePoolId: number | null;
+            /** @example default */
             clusterNodePoolName: string | null;
+            /** @example web */
             clusterSlug: string | null;
             /** Format: date-time */
             createdAt: string;
             /**
              * Format: int64
              * @description Id of the organisation
+             * @example 3
              */
             customerId: number | null;
-            /** @description Slug of the organisation */
+            /**
+             * @description Slug of the organisation
+             * @example acme
+             */
             customerSlug: string | null;
             /**
              * @description Each changed property mapped to {new, old}; secrets appear as "[redacted]"
@@ -4877,8 +5202,12 @@ export interface components {
                     old?: unknown;
                 };
             };
-            /** Format: int64 */
+            /**
+             * Format: int64
+             * @example 5
+             */
             environmentId: number | null;
+            /** @example production */
             environmentSlug: string | null;
             /**
              * @description <RESOURCE>_<ACTION> in upper snake case
@@ -4927,7 +5256,10 @@ export interface components {
              */
             eventTypes: string[];
             enabled: boolean;
-            /** @description Why the service disabled the subscription, if it did */
+            /**
+             * @description Why the service disabled the subscription, if it did
+             * @example Disabled by a platform administrator
+             */
             disabledReason: string | null;
             /**
              * Format: date-time
@@ -4990,7 +5322,10 @@ export interface components {
              */
             eventTypes: string[];
             enabled: boolean;
-            /** @description Why the service disabled the subscription, if it did */
+            /**
+             * @description Why the service disabled the subscription, if it did
+             * @example Disabled by a platform administrator
+             */
             disabledReason: string | null;
             /**
              * Format: date-time
@@ -5022,6 +5357,7 @@ export interface components {
              * @example https://hooks.example.com/cluster-events
              */
             url?: string;
+            /** @example Serves the public website */
             description?: string;
             /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
             eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
@@ -5040,13 +5376,17 @@ export interface components {
             eventType: string;
             /** @enum {string} */
             status: "PENDING" | "DELIVERED" | "FAILED";
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @example 1
+             */
             attempts: number;
             /**
              * Format: int32
              * @example 200
              */
             lastResponseCode: number | null;
+            /** @example connect ECONNREFUSED 203.0.113.10:443 */
             lastError: string | null;
             /** Format: date-time */
             lastAttemptAt: string | null;
@@ -5070,9 +5410,11 @@ export interface components {
             scope: "ORGANISATION" | "PLATFORM";
             /** @example production-highly-available */
             name: string;
+            /** @example Serves the public website */
             description: string;
             /** @example object.highlyAvailable */
             expression: string;
+            /** @example Done */
             message: string;
             messageExpression: string | null;
             /** @enum {string} */
@@ -5147,7 +5489,10 @@ export interface components {
             environmentSlug: string;
             /** @description true when the expression is true for the cluster as it is now */
             passed: boolean;
-            /** @description The message when it does not pass */
+            /**
+             * @description The message when it does not pass
+             * @example Done
+             */
             message: string | null;
         };
         PolicyViolation: {
@@ -5162,9 +5507,11 @@ export interface components {
         };
         UpdateClusterPolicyRequest: {
             name?: string;
+            /** @example Serves the public website */
             description?: string;
             /** @description CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the cluster response's field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, `organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the position); at most 2048 characters and a bounded estimated cost (docs/policies.md). */
             expression?: string;
+            /** @example Done */
             message?: string;
             /** @description null removes it */
             messageExpression?: string | null;
@@ -5218,11 +5565,13 @@ export interface components {
             /**
              * Format: int64
              * @description Cores; filled with show-compute=true
+             * @example 4
              */
             cpu: number | null;
             /**
              * Format: int64
              * @description MiB; filled with show-compute=true
+             * @example 16384
              */
             memory: number | null;
             /** Format: date-time */
@@ -5239,6 +5588,7 @@ export interface components {
              */
             customerSlug: string;
             deleteProtection: boolean;
+            /** @example Serves the public website */
             description: string | null;
             /** @enum {string|null} */
             desiredStatus: "starting" | "stopping" | "deleting" | null;
@@ -5260,6 +5610,7 @@ export interface components {
             maintenanceSchedule: components["schemas"]["MaintenanceScheduleRefDto"] | null;
             /** @description Maintenance exclusions (empty when none) of this cluster alone (its schedule's apply as well) */
             maintenanceExclusions: components["schemas"]["MaintenanceExclusionResponse"][];
+            /** @example web */
             name: string;
             observabilityTenant: components["schemas"]["ObservabilityTenantDto"] | null;
             /** @enum {string|null} */
@@ -5267,12 +5618,17 @@ export interface components {
             /**
              * Format: int64
              * @description Id of the first node pool
+             * @example 7
              */
             poolID: number | null;
-            /** @description Name of the first node pool */
+            /**
+             * @description Name of the first node pool
+             * @example default
+             */
             poolName: string | null;
             /** @enum {string} */
             provisionStatus: "UNKNOWN" | "ACCEPTED" | "OIDC_PROVISIONED" | "CLUSTER_PROVISIONED" | "INITIAL_NODE_POOLS_PROVISIONED" | "INITIAL_ADDONS_PROVISIONED" | "DONE";
+            /** @example eu-west-1 */
             region: string;
             /**
              * @description The slug as a plain string
@@ -5310,15 +5666,20 @@ export interface components {
              * @example web
              */
             environmentSlug: string;
+            /** @example 1.31.6 */
             version: string;
         };
         OrganisationResponsePlain: {
             acceptedTerms: boolean;
             /** Format: date-time */
             acceptedTermsAt: string | null;
+            /** @example billing@acme.example */
             billingEmail: string | null;
+            /** @example Keizersgracht 1, 1015 AA Amsterdam */
             companyAddress: string | null;
+            /** @example Acme B.V. */
             companyName: string | null;
+            /** @example ops@acme.example */
             contactEmail: string | null;
             /** Format: date-time */
             createdAt: string;
@@ -5330,7 +5691,9 @@ export interface components {
             id: string;
             /** Format: uuid */
             identity: string;
+            /** @example web */
             name: string;
+            /** @example +31 20 123 4567 */
             phoneNumber: string | null;
             restrictedToAvailableCloudProviders: boolean;
             /**
@@ -5346,6 +5709,7 @@ export interface components {
              * @example 24
              */
             upgradeSoakHours: number;
+            /** @example NL123456789B01 */
             vatCode: string | null;
             vatCodeValidated: boolean;
             /** Format: date-time */
@@ -5394,7 +5758,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ClusterResponse */
+            /** @description Page of clusters */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5403,6 +5767,361 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "customerSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "web",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 42,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "name": "web",
+                     *               "slug": "web",
+                     *               "version": "1.31.6",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 42,
+                     *               "name": "web",
+                     *               "slug": "web"
+                     *             },
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "web",
+                     *             "slug": "web"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "default",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable"
+                     *           },
+                     *           "version": "1.31.6",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "slug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "slug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "version": "1.31.6"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account-2",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "customerSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze-2",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "api",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 43,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "name": "api",
+                     *               "slug": "api",
+                     *               "version": "1.31.7",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 43,
+                     *               "name": "api",
+                     *               "slug": "api"
+                     *             },
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "api",
+                     *             "slug": "api"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "batch",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable-2"
+                     *           },
+                     *           "version": "1.31.7",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "slug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "slug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "version": "1.31.7"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ClusterResponse"][];
                     };
@@ -5510,7 +6229,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ClusterResponse */
+            /** @description Page of clusters */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5519,6 +6238,361 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "customerSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "web",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 42,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "name": "web",
+                     *               "slug": "web",
+                     *               "version": "1.31.6",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 42,
+                     *               "name": "web",
+                     *               "slug": "web"
+                     *             },
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "web",
+                     *             "slug": "web"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "default",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable"
+                     *           },
+                     *           "version": "1.31.6",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "slug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "slug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "version": "1.31.6"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account-2",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "customerSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze-2",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "api",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 43,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "name": "api",
+                     *               "slug": "api",
+                     *               "version": "1.31.7",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 43,
+                     *               "name": "api",
+                     *               "slug": "api"
+                     *             },
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "api",
+                     *             "slug": "api"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "batch",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable-2"
+                     *           },
+                     *           "version": "1.31.7",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "slug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "slug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "version": "1.31.7"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ClusterResponse"][];
                     };
@@ -5630,7 +6704,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ClusterResponse */
+            /** @description Page of clusters */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5639,6 +6713,361 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "customerSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "web",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 42,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "name": "web",
+                     *               "slug": "web",
+                     *               "version": "1.31.6",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 42,
+                     *               "name": "web",
+                     *               "slug": "web"
+                     *             },
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "web",
+                     *             "slug": "web"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "default",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "web"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable"
+                     *           },
+                     *           "version": "1.31.6",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "slug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "web"
+                     *             },
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "slug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "web"
+                     *               },
+                     *               "version": "1.31.6"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account-2",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "customerSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze-2",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "api",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 43,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "name": "api",
+                     *               "slug": "api",
+                     *               "version": "1.31.7",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 43,
+                     *               "name": "api",
+                     *               "slug": "api"
+                     *             },
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "api",
+                     *             "slug": "api"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "batch",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": {
+                     *             "slugValue": "api"
+                     *           },
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable-2"
+                     *           },
+                     *           "version": "1.31.7",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "slug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "environmentSlug": {
+                     *               "slugValue": "api"
+                     *             },
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "slug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "environmentSlug": {
+                     *                 "slugValue": "api"
+                     *               },
+                     *               "version": "1.31.7"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ClusterResponse"][];
                     };
@@ -6807,7 +8236,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of ClusterResponse */
+            /** @description Page of clusters */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6816,6 +8245,325 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "customerSlug": "web",
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": "web",
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "web",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 42,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "name": "web",
+                     *               "slug": "web",
+                     *               "version": "1.31.6",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 42,
+                     *               "name": "web",
+                     *               "slug": "web"
+                     *             },
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "web",
+                     *             "slug": "web"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "default",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": "web",
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable"
+                     *           },
+                     *           "version": "1.31.6",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "slug": "web",
+                     *             "environmentSlug": "web",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "slug": "web",
+                     *               "environmentSlug": "web",
+                     *               "version": "1.31.6"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account-2",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "customerSlug": "api",
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": "api",
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze-2",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "api",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 43,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "name": "api",
+                     *               "slug": "api",
+                     *               "version": "1.31.7",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 43,
+                     *               "name": "api",
+                     *               "slug": "api"
+                     *             },
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "api",
+                     *             "slug": "api"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "batch",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": "api",
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable-2"
+                     *           },
+                     *           "version": "1.31.7",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "slug": "api",
+                     *             "environmentSlug": "api",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "slug": "api",
+                     *               "environmentSlug": "api",
+                     *               "version": "1.31.7"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["ClusterResponsePlain"][];
                     };
@@ -7773,7 +9521,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ObservabilityTenant */
+            /** @description Page of observability tenants */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7782,6 +9530,97 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "cluster": {
+                     *             "environmentSlug": "production",
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "slug": "web",
+                     *             "version": "1.30.2",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customer": "acme",
+                     *           "environment": {
+                     *             "id": 42,
+                     *             "name": "Production",
+                     *             "slug": "production"
+                     *           },
+                     *           "id": 42,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhiteList": "203.0.113.0/24",
+                     *           "name": "production-web",
+                     *           "slug": "production-web"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "cluster": {
+                     *             "environmentSlug": "production",
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "slug": "api",
+                     *             "version": "1.30.3",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customer": "acme",
+                     *           "environment": {
+                     *             "id": 43,
+                     *             "name": "Production-2",
+                     *             "slug": "staging"
+                     *           },
+                     *           "id": 43,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhiteList": "203.0.113.0/24",
+                     *           "name": "production-web-2",
+                     *           "slug": "production-web-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ObservabilityTenant"][];
                     };
@@ -9588,7 +11427,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of DashboardIntegrationResponse */
+            /** @description Page of dashboard integrations */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9597,6 +11436,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customer": "acme",
+                     *           "datasourcePrefix": "acme",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "manageDatasources": true,
+                     *           "name": "web",
+                     *           "provisionUsers": true,
+                     *           "slug": "web",
+                     *           "status": "PENDING",
+                     *           "statusMessage": "Reachable",
+                     *           "url": "https://dashboards.acme.example"
+                     *         },
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customer": "acme",
+                     *           "datasourcePrefix": "acme",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "manageDatasources": true,
+                     *           "name": "api",
+                     *           "provisionUsers": true,
+                     *           "slug": "api",
+                     *           "status": "PENDING",
+                     *           "statusMessage": "Reachable",
+                     *           "url": "https://dashboards.acme.example"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["DashboardIntegrationResponse"][];
                     };
@@ -10576,7 +12484,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of EnvironmentResponse */
+            /** @description Page of environments */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10585,6 +12493,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "description": "Serves the public website",
+                     *           "id": 42,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "name": "web",
+                     *           "organisationSlug": {
+                     *             "slugValue": "production"
+                     *           },
+                     *           "purpose": "Customer-facing services",
+                     *           "slug": {
+                     *             "slugValue": "production"
+                     *           },
+                     *           "totalClusters": 3,
+                     *           "totalCpu": 24,
+                     *           "totalMemory": 98304,
+                     *           "type": "production"
+                     *         },
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "description": "Serves the public website",
+                     *           "id": 43,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "name": "api",
+                     *           "organisationSlug": {
+                     *             "slugValue": "staging"
+                     *           },
+                     *           "purpose": "Customer-facing services",
+                     *           "slug": {
+                     *             "slugValue": "staging"
+                     *           },
+                     *           "totalClusters": 3,
+                     *           "totalCpu": 24,
+                     *           "totalMemory": 98304,
+                     *           "type": "production"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["EnvironmentResponse"][];
                     };
@@ -11294,7 +13273,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of EnvironmentMemberResponse */
+            /** @description Page of environment members */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11303,6 +13282,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "email": "alice@example.com",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "memberIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60"
+                     *         },
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "email": "alice@example.com",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "memberIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["EnvironmentMemberResponse"][];
                     };
@@ -11655,7 +13677,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of CloudAccountResponse */
+            /** @description Page of cloud accounts */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11664,6 +13686,145 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "cloudProfile": {
+                     *             "cloudProvider": "platform_1",
+                     *             "cloudProviderRegionResponses": [
+                     *               {
+                     *                 "available": true,
+                     *                 "createdAt": "2026-11-23T10:00:00.000Z",
+                     *                 "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *                 "id": 42,
+                     *                 "name": "Frankfurt (EU Central 1)",
+                     *                 "provider": "platform_1",
+                     *                 "restricted": true,
+                     *                 "slug": "eu-central-1"
+                     *               }
+                     *             ],
+                     *             "cloudProviderResponse": {
+                     *               "available": true,
+                     *               "byon": true,
+                     *               "createdAt": "2026-11-23T10:00:00.000Z",
+                     *               "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *               "id": 42,
+                     *               "logo": "https://static.example.com/logos/platform-1.svg",
+                     *               "metadata": {
+                     *                 "tier": "hyperscaler"
+                     *               },
+                     *               "name": "Platform 1",
+                     *               "privateClusterSetting": "UNAVAILABLE",
+                     *               "slug": "platform_1",
+                     *               "type": "platform_1"
+                     *             },
+                     *             "displayName": "Platform 1 (public)",
+                     *             "enabled": true,
+                     *             "identity": "2b7e1f0a-5c3d-4e8f-a1b2-6d9c4e7f8a10",
+                     *             "metadata": {},
+                     *             "public": true,
+                     *             "regions": [
+                     *               "eu-central-1",
+                     *               "eu-west-1"
+                     *             ],
+                     *             "type": "platform_1"
+                     *           },
+                     *           "displayName": "Production account",
+                     *           "enabled": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "metadata": {
+                     *             "team": "platform",
+                     *             "costCenter": "4711"
+                     *           },
+                     *           "primaryCloudCredentialsIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60"
+                     *         },
+                     *         {
+                     *           "cloudProfile": {
+                     *             "cloudProvider": "platform_1",
+                     *             "cloudProviderRegionResponses": [
+                     *               {
+                     *                 "available": true,
+                     *                 "createdAt": "2026-11-23T10:00:00.000Z",
+                     *                 "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *                 "id": 43,
+                     *                 "name": "Frankfurt (EU Central 1)-2",
+                     *                 "provider": "platform_1",
+                     *                 "restricted": true,
+                     *                 "slug": "eu-central-1-2"
+                     *               }
+                     *             ],
+                     *             "cloudProviderResponse": {
+                     *               "available": true,
+                     *               "byon": true,
+                     *               "createdAt": "2026-11-23T10:00:00.000Z",
+                     *               "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *               "id": 43,
+                     *               "logo": "https://static.example.com/logos/platform-1.svg",
+                     *               "metadata": {
+                     *                 "tier": "hyperscaler"
+                     *               },
+                     *               "name": "Platform 1-2",
+                     *               "privateClusterSetting": "UNAVAILABLE",
+                     *               "slug": "platform_1-2",
+                     *               "type": "platform_1"
+                     *             },
+                     *             "displayName": "Platform 1 (public)-2",
+                     *             "enabled": true,
+                     *             "identity": "2b7e1f0a-5c3d-4e8f-a1b2-6d9c4e7f8a10",
+                     *             "metadata": {},
+                     *             "public": true,
+                     *             "regions": [
+                     *               "eu-central-1",
+                     *               "eu-west-1"
+                     *             ],
+                     *             "type": "platform_1"
+                     *           },
+                     *           "displayName": "Production account-2",
+                     *           "enabled": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "metadata": {
+                     *             "team": "platform",
+                     *             "costCenter": "4711"
+                     *           },
+                     *           "primaryCloudCredentialsIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["CloudAccountResponse"][];
                     };
@@ -12255,7 +14416,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of CloudCredentialsResponse */
+            /** @description Page of cloud credentials */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12264,6 +14425,69 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "cloudAccountIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "cloudType": "platform_1",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "displayName": "ci deployer",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "isPrimary": true,
+                     *           "metadata": {
+                     *             "team": "platform",
+                     *             "costCenter": "4711"
+                     *           }
+                     *         },
+                     *         {
+                     *           "cloudAccountIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "cloudType": "platform_1",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "displayName": "ci deployer-2",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "isPrimary": true,
+                     *           "metadata": {
+                     *             "team": "platform",
+                     *             "costCenter": "4711"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["CloudCredentialsResponse"][];
                     };
@@ -14408,7 +16632,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ScheduledClusterUpgradeResponse */
+            /** @description Page of scheduled cluster upgrades */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14417,6 +16641,81 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "clusterSlug": "web",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         },
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "clusterSlug": "api",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ScheduledClusterUpgradeResponse"][];
                     };
@@ -14746,7 +17045,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of ScheduledClusterUpgradeResponse */
+            /** @description Page of scheduled cluster upgrades */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14755,6 +17054,73 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "clusterSlug": "web",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         },
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "clusterSlug": "api",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["ScheduledClusterUpgradeResponse"][];
                     };
@@ -15971,7 +18337,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of UserSearchResult */
+            /** @description Page of user search results */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -15980,6 +18346,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "email": "jane.doe@acme.example",
+                     *           "username": "jane.doe"
+                     *         },
+                     *         {
+                     *           "email": "jane.doe@acme.example",
+                     *           "username": "jane.doe-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["UserSearchResult"][];
                     };
@@ -16331,7 +18736,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of CloudProviderNodeTypeResponse */
+            /** @description Page of cloud provider node types */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16340,6 +18745,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "type": "m5.xlarge"
+                     *         },
+                     *         {
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "type": "m5.2xlarge"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProviderNodeTypeResponse"][];
                     };
@@ -16792,7 +19238,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of CloudProviderResponse */
+            /** @description Page of cloud providers */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16801,6 +19247,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "byon": true,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 42,
+                     *           "logo": "https://static.example.com/logos/platform-1.svg",
+                     *           "metadata": {
+                     *             "tier": "hyperscaler"
+                     *           },
+                     *           "name": "Platform 1",
+                     *           "privateClusterSetting": "UNAVAILABLE",
+                     *           "slug": "platform_1",
+                     *           "type": "platform_1"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "byon": true,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 43,
+                     *           "logo": "https://static.example.com/logos/platform-1.svg",
+                     *           "metadata": {
+                     *             "tier": "hyperscaler"
+                     *           },
+                     *           "name": "Platform 1-2",
+                     *           "privateClusterSetting": "UNAVAILABLE",
+                     *           "slug": "platform_1-2",
+                     *           "type": "platform_1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProviderResponse"][];
                     };
@@ -16906,7 +19413,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of CloudProviderRegionResponse */
+            /** @description Page of cloud provider regions */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -16915,6 +19422,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 42,
+                     *           "name": "Frankfurt (EU Central 1)",
+                     *           "provider": "platform_1",
+                     *           "restricted": true,
+                     *           "slug": "eu-central-1"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 43,
+                     *           "name": "Frankfurt (EU Central 1)-2",
+                     *           "provider": "platform_1",
+                     *           "restricted": true,
+                     *           "slug": "eu-central-1-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProviderRegionResponse"][];
                     };
@@ -17021,7 +19579,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of CloudProviderRegionAvailabilityZoneResponse */
+            /** @description Page of cloud provider region availability zones */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17030,6 +19588,53 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "cloudProviderValue": "platform_1",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 42,
+                     *           "name": "eu-central-1a",
+                     *           "slug": "eu-central-1a"
+                     *         },
+                     *         {
+                     *           "cloudProviderValue": "platform_1",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": 43,
+                     *           "name": "eu-central-1a-2",
+                     *           "slug": "eu-central-1a-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProviderRegionAvailabilityZoneResponse"][];
                     };
@@ -17134,7 +19739,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of CloudProfileResponse */
+            /** @description Page of cloud profiles */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17143,6 +19748,117 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "cloudProvider": "platform_1",
+                     *           "cloudProviderRegionResponses": [
+                     *             {
+                     *               "available": true,
+                     *               "createdAt": "2026-11-23T10:00:00.000Z",
+                     *               "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *               "id": 42,
+                     *               "name": "Frankfurt (EU Central 1)",
+                     *               "provider": "platform_1",
+                     *               "restricted": true,
+                     *               "slug": "eu-central-1"
+                     *             }
+                     *           ],
+                     *           "cloudProviderResponse": {
+                     *             "available": true,
+                     *             "byon": true,
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "id": 42,
+                     *             "logo": "https://static.example.com/logos/platform-1.svg",
+                     *             "metadata": {
+                     *               "tier": "hyperscaler"
+                     *             },
+                     *             "name": "Platform 1",
+                     *             "privateClusterSetting": "UNAVAILABLE",
+                     *             "slug": "platform_1",
+                     *             "type": "platform_1"
+                     *           },
+                     *           "displayName": "Platform 1 (public)",
+                     *           "enabled": true,
+                     *           "identity": "2b7e1f0a-5c3d-4e8f-a1b2-6d9c4e7f8a10",
+                     *           "metadata": {},
+                     *           "public": true,
+                     *           "regions": [
+                     *             "eu-central-1",
+                     *             "eu-west-1"
+                     *           ],
+                     *           "type": "platform_1"
+                     *         },
+                     *         {
+                     *           "cloudProvider": "platform_1",
+                     *           "cloudProviderRegionResponses": [
+                     *             {
+                     *               "available": true,
+                     *               "createdAt": "2026-11-23T10:00:00.000Z",
+                     *               "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *               "id": 43,
+                     *               "name": "Frankfurt (EU Central 1)-2",
+                     *               "provider": "platform_1",
+                     *               "restricted": true,
+                     *               "slug": "eu-central-1-2"
+                     *             }
+                     *           ],
+                     *           "cloudProviderResponse": {
+                     *             "available": true,
+                     *             "byon": true,
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "id": 43,
+                     *             "logo": "https://static.example.com/logos/platform-1.svg",
+                     *             "metadata": {
+                     *               "tier": "hyperscaler"
+                     *             },
+                     *             "name": "Platform 1-2",
+                     *             "privateClusterSetting": "UNAVAILABLE",
+                     *             "slug": "platform_1-2",
+                     *             "type": "platform_1"
+                     *           },
+                     *           "displayName": "Platform 1 (public)-2",
+                     *           "enabled": true,
+                     *           "identity": "2b7e1f0a-5c3d-4e8f-a1b2-6d9c4e7f8a10",
+                     *           "metadata": {},
+                     *           "public": true,
+                     *           "regions": [
+                     *             "eu-central-1",
+                     *             "eu-west-1"
+                     *           ],
+                     *           "type": "platform_1"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["CloudProfileResponse"][];
                     };
@@ -17247,7 +19963,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of UpdateChannelResponse */
+            /** @description Page of update channels */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17256,6 +19972,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["UpdateChannelResponse"][];
                     };
@@ -17461,7 +20226,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of AdminClusterVersionResponse */
+            /** @description Page of cluster versions */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17470,6 +20235,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["AdminClusterVersionResponse"][];
                     };
@@ -17713,7 +20527,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of AdminClusterVersionResponse */
+            /** @description Page of cluster versions */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17722,6 +20536,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["AdminClusterVersionResponse"][];
                     };
@@ -17824,7 +20687,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of AdminClusterVersionResponse */
+            /** @description Page of cluster versions */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -17833,6 +20696,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["AdminClusterVersionResponse"][];
                     };
@@ -18438,7 +21350,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of UpdateChannelResponse */
+            /** @description Page of update channels */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -18447,6 +21359,47 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["UpdateChannelResponse"][];
                     };
@@ -19631,7 +22584,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of OrganisationMemberResponse */
+            /** @description Page of organisation members */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -19640,6 +22593,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "email": {
+                     *             "email": "alice@example.com"
+                     *           },
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "joinedAt": "2026-11-23T10:00:00.000Z",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "role": "VIEWER",
+                     *           "subject": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "username": "jane.doe"
+                     *         },
+                     *         {
+                     *           "email": {
+                     *             "email": "alice@example.com"
+                     *           },
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "joinedAt": "2026-11-23T10:00:00.000Z",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "role": "VIEWER",
+                     *           "subject": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "username": "jane.doe-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["OrganisationMemberResponse"][];
                     };
@@ -20154,7 +23160,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of OrganisationMembershipResponse */
+            /** @description Page of organisation memberships */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20163,6 +23169,65 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "email": {
+                     *             "email": "alice@example.com"
+                     *           },
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "memberIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "name": "web",
+                     *           "organisationIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "role": "VIEWER",
+                     *           "slug": {
+                     *             "slugValue": "web"
+                     *           }
+                     *         },
+                     *         {
+                     *           "email": {
+                     *             "email": "alice@example.com"
+                     *           },
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "kubernetesRole": "CLUSTER_ADMIN",
+                     *           "memberIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "name": "api",
+                     *           "organisationIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "role": "VIEWER",
+                     *           "slug": {
+                     *             "slugValue": "api"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["OrganisationMembershipResponse"][];
                     };
@@ -20253,7 +23318,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of OrganisationResponse */
+            /** @description Page of organisations */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20262,6 +23327,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "acceptedTerms": true,
+                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
+                     *           "billingEmail": "billing@acme.example",
+                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
+                     *           "companyName": "Acme B.V.",
+                     *           "contactEmail": "ops@acme.example",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "name": "web",
+                     *           "phoneNumber": "+31 20 123 4567",
+                     *           "restrictedToAvailableCloudProviders": true,
+                     *           "slug": "web",
+                     *           "type": "BUSINESS",
+                     *           "upgradeSoakHours": 24,
+                     *           "vatCode": "NL123456789B01",
+                     *           "vatCodeValidated": true,
+                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "acceptedTerms": true,
+                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
+                     *           "billingEmail": "billing@acme.example",
+                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
+                     *           "companyName": "Acme B.V.",
+                     *           "contactEmail": "ops@acme.example",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "name": "api",
+                     *           "phoneNumber": "+31 20 123 4567",
+                     *           "restrictedToAvailableCloudProviders": true,
+                     *           "slug": "api",
+                     *           "type": "BUSINESS",
+                     *           "upgradeSoakHours": 24,
+                     *           "vatCode": "NL123456789B01",
+                     *           "vatCodeValidated": true,
+                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["OrganisationResponsePlain"][];
                     };
@@ -20602,7 +23738,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of AuditEventResponse */
+            /** @description Page of audit events */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20611,6 +23747,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "actorId": 7,
+                     *           "actorUsername": "alice",
+                     *           "cloudAccountName": "Main account",
+                     *           "clusterId": 12,
+                     *           "clusterNodePoolId": 31,
+                     *           "clusterNodePoolName": "default",
+                     *           "clusterSlug": "web",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerId": 3,
+                     *           "customerSlug": "acme",
+                     *           "details": {
+                     *             "name": {
+                     *               "old": "web",
+                     *               "new": "web-1"
+                     *             }
+                     *           },
+                     *           "environmentId": 5,
+                     *           "environmentSlug": "production",
+                     *           "type": "CLUSTER_UPDATED",
+                     *           "referencedEntityIdentity": "string"
+                     *         },
+                     *         {
+                     *           "actorId": 7,
+                     *           "actorUsername": "alice",
+                     *           "cloudAccountName": "Main account",
+                     *           "clusterId": 12,
+                     *           "clusterNodePoolId": 31,
+                     *           "clusterNodePoolName": "default",
+                     *           "clusterSlug": "api",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerId": 3,
+                     *           "customerSlug": "acme",
+                     *           "details": {
+                     *             "name": {
+                     *               "old": "web",
+                     *               "new": "web-1"
+                     *             }
+                     *           },
+                     *           "environmentId": 5,
+                     *           "environmentSlug": "production",
+                     *           "type": "CLUSTER_UPDATED-2",
+                     *           "referencedEntityIdentity": "string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["AuditEventResponse"][];
                     };
@@ -20718,7 +23937,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form B) of ClusterAuditEventResponse */
+            /** @description Page of cluster audit events */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -20727,6 +23946,87 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": [
+                     *           {
+                     *             "ascending": true,
+                     *             "direction": "ASC",
+                     *             "ignoreCase": false,
+                     *             "nullHandling": "NATIVE",
+                     *             "property": "name"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "sort": [
+                     *         {
+                     *           "ascending": true,
+                     *           "direction": "ASC",
+                     *           "ignoreCase": false,
+                     *           "nullHandling": "NATIVE",
+                     *           "property": "name"
+                     *         }
+                     *       ],
+                     *       "content": [
+                     *         {
+                     *           "actorId": 7,
+                     *           "actorUsername": "alice",
+                     *           "cloudAccountName": "Main account",
+                     *           "clusterId": 12,
+                     *           "clusterNodePoolId": 31,
+                     *           "clusterNodePoolName": "default",
+                     *           "clusterSlug": "web",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerId": 3,
+                     *           "customerSlug": "acme",
+                     *           "details": {
+                     *             "name": {
+                     *               "old": "web",
+                     *               "new": "web-1"
+                     *             }
+                     *           },
+                     *           "environmentId": 5,
+                     *           "environmentSlug": "production",
+                     *           "type": "CLUSTER_UPDATED"
+                     *         },
+                     *         {
+                     *           "actorId": 7,
+                     *           "actorUsername": "alice",
+                     *           "cloudAccountName": "Main account",
+                     *           "clusterId": 12,
+                     *           "clusterNodePoolId": 31,
+                     *           "clusterNodePoolName": "default",
+                     *           "clusterSlug": "api",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerId": 3,
+                     *           "customerSlug": "acme",
+                     *           "details": {
+                     *             "name": {
+                     *               "old": "web",
+                     *               "new": "web-1"
+                     *             }
+                     *           },
+                     *           "environmentId": 5,
+                     *           "environmentSlug": "production",
+                     *           "type": "CLUSTER_UPDATED-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormBDto"] & {
                         content?: components["schemas"]["ClusterAuditEventResponse"][];
                     };
@@ -20840,6 +24140,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "message": "alice created cluster production/web",
+                     *           "type": "CLUSTER_CREATED",
+                     *           "actor": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "username": "alice"
+                     *           }
+                     *         },
+                     *         {
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "message": "alice created cluster production/web",
+                     *           "type": "CLUSTER_CREATED-2",
+                     *           "actor": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "username": "alice-2"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["ActivityEventResponse"][];
                     };
@@ -21773,6 +25122,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "eventId": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "eventType": "CLUSTER_STATUS_CHANGED",
+                     *           "status": "PENDING",
+                     *           "attempts": 1,
+                     *           "lastResponseCode": 200,
+                     *           "lastError": "connect ECONNREFUSED 203.0.113.10:443",
+                     *           "lastAttemptAt": "2026-11-23T10:00:00.000Z",
+                     *           "nextAttemptAt": "2026-11-23T10:00:00.000Z",
+                     *           "deliveredAt": "2026-11-23T10:00:00.000Z",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "eventId": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "eventType": "CLUSTER_STATUS_CHANGED",
+                     *           "status": "PENDING",
+                     *           "attempts": 1,
+                     *           "lastResponseCode": 200,
+                     *           "lastError": "connect ECONNREFUSED 203.0.113.10:443",
+                     *           "lastAttemptAt": "2026-11-23T10:00:00.000Z",
+                     *           "nextAttemptAt": "2026-11-23T10:00:00.000Z",
+                     *           "deliveredAt": "2026-11-23T10:00:00.000Z",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["WebhookDeliveryResponse"][];
                     };
@@ -21997,7 +25403,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of ClusterPolicyResponse */
+            /** @description Page of cluster policies */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22006,6 +25412,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "scope": "ORGANISATION",
+                     *           "name": "production-highly-available",
+                     *           "description": "Serves the public website",
+                     *           "expression": "object.highlyAvailable",
+                     *           "message": "Done",
+                     *           "messageExpression": "string",
+                     *           "action": "Deny",
+                     *           "environments": [
+                     *             "string"
+                     *           ],
+                     *           "environmentTypes": [
+                     *             "production"
+                     *           ],
+                     *           "enabled": true,
+                     *           "createdBy": "alice",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "scope": "ORGANISATION",
+                     *           "name": "production-highly-available-2",
+                     *           "description": "Serves the public website",
+                     *           "expression": "object.highlyAvailable",
+                     *           "message": "Done",
+                     *           "messageExpression": "string",
+                     *           "action": "Deny",
+                     *           "environments": [
+                     *             "string"
+                     *           ],
+                     *           "environmentTypes": [
+                     *             "production"
+                     *           ],
+                     *           "enabled": true,
+                     *           "createdBy": "alice",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["ClusterPolicyResponse"][];
                     };
@@ -22259,7 +25736,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Page (form A) of PolicyEvaluationResult */
+            /** @description Page of policy evaluation results */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22268,6 +25745,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "clusterSlug": "web",
+                     *           "environmentSlug": "production",
+                     *           "passed": true,
+                     *           "message": "Done"
+                     *         },
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "clusterSlug": "api",
+                     *           "environmentSlug": "production",
+                     *           "passed": true,
+                     *           "message": "Done"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["PolicyEvaluationResult"][];
                     };
@@ -22756,7 +26278,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of PolicyViolation */
+            /** @description Page of policy violations */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22765,6 +26287,49 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "clusterSlug": "web",
+                     *           "environmentSlug": "production",
+                     *           "message": "production clusters must be highly available"
+                     *         },
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "clusterSlug": "api",
+                     *           "environmentSlug": "production",
+                     *           "message": "production clusters must be highly available"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["PolicyViolation"][];
                     };
@@ -22867,7 +26432,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Page (form A) of ClusterPolicyResponse */
+            /** @description Page of cluster policies */
             200: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22876,6 +26441,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "scope": "ORGANISATION",
+                     *           "name": "production-highly-available",
+                     *           "description": "Serves the public website",
+                     *           "expression": "object.highlyAvailable",
+                     *           "message": "Done",
+                     *           "messageExpression": "string",
+                     *           "action": "Deny",
+                     *           "environments": [
+                     *             "string"
+                     *           ],
+                     *           "environmentTypes": [
+                     *             "production"
+                     *           ],
+                     *           "enabled": true,
+                     *           "createdBy": "alice",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "scope": "ORGANISATION",
+                     *           "name": "production-highly-available-2",
+                     *           "description": "Serves the public website",
+                     *           "expression": "object.highlyAvailable",
+                     *           "message": "Done",
+                     *           "messageExpression": "string",
+                     *           "action": "Deny",
+                     *           "environments": [
+                     *             "string"
+                     *           ],
+                     *           "environmentTypes": [
+                     *             "production"
+                     *           ],
+                     *           "enabled": true,
+                     *           "createdBy": "alice",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["PageFormADto"] & {
                         content?: components["schemas"]["ClusterPolicyResponse"][];
                     };

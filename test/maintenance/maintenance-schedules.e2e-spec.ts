@@ -99,8 +99,10 @@ describe('maintenance schedules', () => {
       await expectField({ name: 'x', windows: [{ ...tuesday, day: 1 }] }, 'windows.0.day');
     });
 
-    it('requires a name of 1 to 100 characters and at least one window', async () => {
-      await expectField({ windows: [tuesday] }, 'name');
+    it('takes a name of 1 to 100 characters (or none: the windows name it) and requires at least one window', async () => {
+      const unnamed = await create(member.token, { windows: [tuesday] });
+      expect(unnamed.status).toBe(200);
+      expect(unnamed.body.name).toBe('TUESDAY 02:00 (120 min)');
       await expectField({ name: '', windows: [tuesday] }, 'name');
       await expectField({ name: '   ', windows: [tuesday] }, 'name');
       expect((await create(member.token, { name: 'n'.repeat(100), windows: [tuesday] })).status).toBe(200);

@@ -136,7 +136,7 @@ describe('dashboard and organisation integrations', () => {
     });
 
     it.each([
-      ['name', { apiToken: TOKEN, url: 'https://x.example' }],
+      // A missing name is no error: it defaults to the URL's host (test/common/interface-request-defaults.e2e-spec.ts).
       ['name', { apiToken: TOKEN, name: '', url: 'https://x.example' }],
       ['name', { apiToken: TOKEN, name: 'x'.repeat(256), url: 'https://x.example' }],
       ['name', { apiToken: TOKEN, name: '!!!', url: `http://127.0.0.1:1` }],

@@ -8,6 +8,7 @@ import { DataSource } from 'typeorm';
 import { createApp, RunningApp } from '../../src/app.factory';
 import { loadConfig } from '../../src/config/app-config';
 import { startEmbeddedPostgres } from '../../src/database/embedded-postgres';
+import { recordResponses } from '../support/openapi-conformance';
 import { ADMIN_TOKEN } from '../support/test-app';
 
 const postmasterPid = (dataDir: string) => Number(fs.readFileSync(path.join(dataDir, 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
@@ -35,7 +36,8 @@ describe('embedded PostgreSQL lifecycle', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-embedded-'));
     const running: RunningApp = await createApp(
       loadConfig({ DATA_DIR: dataDir, BOOTSTRAP_ADMIN_TOKEN: ADMIN_TOKEN, BACKGROUND_JOBS_ENABLED: 'false', LOG_LEVEL: 'silent', DEMO_DATA: 'false' }),
-      { quiet: true },
+      // Its answers are checked against the document too (test/support/openapi-conformance.ts).
+      { quiet: true, instrument: recordResponses },
     );
     try {
       const server = running.app.getHttpServer();

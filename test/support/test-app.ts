@@ -9,6 +9,7 @@ import { createApp, RunningApp } from '../../src/app.factory';
 import { Clock } from '../../src/common/clock';
 import { loadConfig } from '../../src/config/app-config';
 import { hashToken } from '../../src/tokens/tokens.service';
+import { recordResponses } from './openapi-conformance';
 
 export const ADMIN_TOKEN = 'cms_test_bootstrap_admin_token_0123456789';
 export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
@@ -167,7 +168,11 @@ export async function startTestApp(
     DATABASE_POOL_SIZE: '5',
     ...env,
   });
-  const running = await createApp(config, logDestination ? { logDestination } : { quiet: true });
+  const running = await createApp(config, {
+    ...(logDestination ? { logDestination } : { quiet: true }),
+    // Every response is checked against the committed OpenAPI document (a violation fails the test).
+    instrument: recordResponses,
+  });
   return new TestApp(running, url);
 }
 

@@ -28,16 +28,28 @@ class CredentialsRequestBase {
 /** A platform secret field: write-only (declared with @Secret), sealed with the rest of `credentials`. */
 const secret = (max: number, example: string, description?: string) =>
   applyDecorators(ApiProperty({ minLength: 1, maxLength: max, example, description }), Secret());
+/** The same, documented as optional (the interface does not mark it Required); the validator still refuses it missing. */
+const optionalSecret = (max: number, example: string, description?: string) =>
+  applyDecorators(ApiPropertyOptional({ minLength: 1, maxLength: max, example, description }), Secret());
 
 // ---------------------------------------------------------------------------------- platform_1
+/**
+ * platform_1's key pair. The interface marks neither the pair nor its fields Required, so the document does not
+ * either; but credentials without a key cannot be defaulted: leaving one out is 400 naming it.
+ */
+const NO_DEFAULT = 'No default: leaving it out is refused with 400 naming it.';
 export class Platform1Secret {
-  @secret(128, 'AKIAIOSFODNN7EXAMPLE') @IsString() @Length(1, 128) accessKeyId: string;
-  @secret(256, 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY') @IsString() @Length(1, 256) accessKeySecret: string;
+  @optionalSecret(128, 'AKIAIOSFODNN7EXAMPLE', `Access key id. ${NO_DEFAULT}`)
+  @IsDefined({ message: 'credentials.accessKeyId is required: the access key id of the key pair' })
+  @IsString() @Length(1, 128) accessKeyId: string;
+  @optionalSecret(256, 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', `Secret access key. ${NO_DEFAULT}`)
+  @IsDefined({ message: 'credentials.accessKeySecret is required: the secret of the key pair' })
+  @IsString() @Length(1, 256) accessKeySecret: string;
 }
 export class Platform1CredentialsRequest extends CredentialsRequestBase {
-  @ApiProperty({ type: Platform1Secret, description: 'Access key pair (write-only)' })
+  @ApiPropertyOptional({ type: Platform1Secret, description: `Access key pair (write-only). ${NO_DEFAULT}` })
   @Secret()
-  @IsDefined() @IsObject() @ValidateNested() @Type(() => Platform1Secret)
+  @IsDefined({ message: 'credentials is required: the access key pair' }) @IsObject() @ValidateNested() @Type(() => Platform1Secret)
   credentials: Platform1Secret;
 }
 

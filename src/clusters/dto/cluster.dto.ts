@@ -17,6 +17,7 @@ import {
   MaxLength,
   Min,
   ValidateNested,
+  ValidateBy,
 } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
 import {
@@ -61,15 +62,36 @@ function PodSecurityStandardsProfileField() {
 }
 
 export class IpRangeDto {
-  @ApiProperty({ example: '10.244.0.0/16', maxLength: 43, description: 'A CIDR (IPv4 or IPv6)' })
-  @IsString() @MaxLength(43) @IsCidr()
+  @ApiPropertyOptional({
+    example: '10.244.0.0/16',
+    maxLength: 43,
+    description:
+      'A CIDR (IPv4 or IPv6). As a subnet, an IPRange without it is the same as no IPRange (the default subnet); ' +
+      'as the `cidr` of an ipWhitelist entry it has no default and leaving it out is 400 naming it.',
+  })
+  @IsOptional() @IsString() @MaxLength(43) @IsCidr()
   ipRange: string;
+}
+
+/** A subnet IPRange without `ipRange` (`{}`) is no subnet: the service's default one. */
+const EmptyIpRangeIsAbsent = () =>
+  Transform(({ value }) => (value && typeof value === 'object' && !Array.isArray(value) && (value as IpRangeDto).ipRange === undefined ? undefined : value));
+
+/** The `cidr` of an ipWhitelist entry must name its range. */
+function HasIpRange() {
+  return ValidateBy({
+    name: 'hasIpRange',
+    validator: {
+      validate: (v: unknown) => !!v && typeof v === 'object' && typeof (v as IpRangeDto).ipRange === 'string',
+      defaultMessage: () => 'cidr.ipRange is required: the CIDR the entry allows',
+    },
+  });
 }
 
 export class IpWhitelistRequestDto {
   @ApiProperty({ type: IpRangeDto, description: 'An IPRange; the CIDR string itself (as answered in ClusterResponse) is accepted too' })
   @Transform(({ value }) => (typeof value === 'string' ? Object.assign(new IpRangeDto(), { ipRange: value }) : value))
-  @ValidateNested() @Type(() => IpRangeDto)
+  @HasIpRange() @ValidateNested() @Type(() => IpRangeDto)
   cidr: IpRangeDto;
 
   @ApiProperty({ example: 'office', maxLength: 255 })
@@ -172,10 +194,10 @@ export class CreateClusterRequest {
   @IsOptional() @IsAddonMap()
   addons?: Record<string, { enabled: boolean; customValues?: Record<string, string> }>;
 
-  @ApiPropertyOptional({ type: IpRangeDto }) @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  @ApiPropertyOptional({ type: IpRangeDto }) @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
   clusterPodSubnet?: IpRangeDto;
 
-  @ApiPropertyOptional({ type: IpRangeDto }) @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  @ApiPropertyOptional({ type: IpRangeDto }) @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
   serviceSubnet?: IpRangeDto;
 
   @ApiPropertyOptional({ enum: CNI_TYPES, default: 'cilium' }) @IsOptional() @IsIn(CNI_TYPES)

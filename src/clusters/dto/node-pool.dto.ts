@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsOptional,
@@ -36,22 +37,61 @@ export class NodeTaintDto {
   effect: string;
 }
 
+/** A pool's minSize when the request leaves it out. */
+export const DEFAULT_MIN_POOL_SIZE = 1;
+
+/**
+ * The defaults of a node pool request (the interface marks none of its fields Required): `name` the first free
+ * `pool-1`, `pool-2`, ... of the cluster, `minSize` 1 (0 when maxSize is 0), `maxSize` minSize. `nodeSize` has no
+ * default (the machines a cluster runs on, and what they cost, are the user's choice): it is 400 naming it.
+ * Applied in place before the pool is checked.
+ */
+export function applyPoolDefaults(pool: CreateClusterNodePoolDto, takenNames: Set<string>): void {
+  if (pool.name === undefined || pool.name === null) {
+    let n = 1;
+    while (takenNames.has(`pool-${n}`)) n++;
+    pool.name = `pool-${n}`;
+  }
+  pool.minSize ??= Math.min(DEFAULT_MIN_POOL_SIZE, pool.maxSize ?? DEFAULT_MIN_POOL_SIZE);
+  pool.maxSize ??= pool.minSize;
+}
+
 /** CreateClusterNodePool of the interface; also the body of node pool create and update (PUT). */
 export class CreateClusterNodePoolDto {
-  @ApiProperty({ example: 'workers', pattern: '^[a-z0-9-]+$', minLength: 1, maxLength: 25 })
+  @ApiPropertyOptional({
+    example: 'workers',
+    pattern: '^[a-z0-9-]+$',
+    minLength: 1,
+    maxLength: 25,
+    description: 'Default: the first free of pool-1, pool-2, ... in the cluster',
+  })
+  @IsOptional()
   @IsString() @Length(1, 25) @Matches(/^[a-z0-9-]+$/, { message: 'name must match ^[a-z0-9-]+$ (lowercase letters, digits and dashes)' })
   name: string;
 
-  @ApiProperty({ example: 'm5.large', description: "A node type of the cluster's cloud provider" })
+  @ApiPropertyOptional({
+    example: 'm5.large',
+    description:
+      "A node type of the cluster's cloud provider. No default (the machines, and what they cost, are your choice): " +
+      'leaving it out is refused with 400 naming it.',
+  })
+  @IsDefined({ message: 'nodeSize is required: a node type of the cluster\'s cloud provider' })
   @IsString() @Length(1, 100)
   nodeSize: string;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, maximum: MAX_POOL_SIZE, example: 3 })
-  @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int64',
+    minimum: 0,
+    maximum: MAX_POOL_SIZE,
+    example: 3,
+    description: `Default: ${DEFAULT_MIN_POOL_SIZE} (0 when maxSize is 0)`,
+  })
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
   minSize: number;
 
-  @ApiProperty({ type: 'integer', format: 'int64', minimum: 0, maximum: MAX_POOL_SIZE, example: 5, description: 'At least minSize' })
-  @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
+  @ApiPropertyOptional({ type: 'integer', format: 'int64', minimum: 0, maximum: MAX_POOL_SIZE, example: 5, description: 'At least minSize. Default: minSize (a pool of fixed size)' })
+  @IsOptional() @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
   maxSize: number;
 
   @ApiPropertyOptional({ example: 'eu-central-1a', description: "An availability zone of the cluster's region" })

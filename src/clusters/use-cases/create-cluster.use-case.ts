@@ -15,6 +15,7 @@ import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from '../cluster-node-
 import { cidrsOverlap, ClusterRules } from '../cluster-rules';
 import { ClusterAddons, ClusterEntity, CniType, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { CreateClusterRequest } from '../dto/cluster.dto';
+import { applyPoolDefaults } from '../dto/node-pool.dto';
 import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
 
 export class CreateClusterCommand {
@@ -45,6 +46,12 @@ export class CreateClusterUseCase {
 
   async execute(cmd: CreateClusterCommand): Promise<ClusterEntity> {
     const { organisation: org, request: req } = cmd;
+    // Node pools left without a name or sizes get their defaults (pool-1, pool-2, ... not given to another pool).
+    const givenNames = new Set(req.nodePools.map((p) => p.name).filter((n): n is string => typeof n === 'string'));
+    for (const pool of req.nodePools) {
+      applyPoolDefaults(pool, givenNames);
+      givenNames.add(pool.name);
+    }
     const tx = this.txHost.tx;
     const env = await this.lookup.environment(org, cmd.environmentSlug);
 

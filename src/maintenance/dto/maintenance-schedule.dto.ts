@@ -5,6 +5,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsDefined,
   IsIn,
   IsInt,
   IsOptional,
@@ -46,7 +47,7 @@ function IsIanaTimeZone() {
     },
   });
 }
-import { MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN, WEEKDAYS } from '../maintenance-window';
+import { DEFAULT_WINDOW_DURATION, MAX_WINDOW_DURATION, MIN_WINDOW_DURATION, parseDay, START_TIME_PATTERN, WEEKDAYS } from '../maintenance-window';
 import { ExclusionsField, ExclusionsResponseField, MaintenanceExclusionRequest, MaintenanceExclusionResponse } from './maintenance-exclusion.dto';
 import { IsPlainText } from '../../common/names';
 
@@ -54,34 +55,65 @@ export const MAX_WINDOWS_PER_SCHEDULE = 50;
 const DAY_INPUTS = [...WEEKDAYS, 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 
 export class MaintenanceWindowRequest {
-  @ApiProperty({
+  @ApiPropertyOptional({
     enum: DAY_INPUTS,
     example: 'TUESDAY',
-    description: 'MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name',
+    description:
+      'MONDAY..SUNDAY or mon..sun, in any case; answered as the upper-case full name. ' +
+      'No default: a window without its day is refused with 400 naming it.',
   })
   @Transform(({ value }) => parseDay(value) ?? value)
+  @IsDefined({ message: 'day is required: the day the window starts (MONDAY..SUNDAY)' })
   @IsIn(WEEKDAYS as unknown as string[], { message: 'day must be one of MONDAY..SUNDAY or mon..sun (any case)' })
   day: string;
 
-  @ApiProperty({ example: '02:00', pattern: START_TIME_PATTERN.source, maxLength: 5, description: 'HH:mm in UTC' })
+  @ApiPropertyOptional({
+    example: '02:00',
+    pattern: START_TIME_PATTERN.source,
+    maxLength: 5,
+    description: "HH:mm in the schedule's time zone. No default: a window without its start is refused with 400 naming it.",
+  })
+  @IsDefined({ message: 'startTime is required: when the window starts (HH:mm)' })
   @IsString() @MaxLength(5) @Matches(START_TIME_PATTERN, { message: 'startTime must be HH:mm (00:00 to 23:59, UTC)' })
   startTime: string;
 
-  @ApiProperty({ type: 'integer', format: 'int32', minimum: MIN_WINDOW_DURATION, maximum: MAX_WINDOW_DURATION, example: 120, description: 'Minutes' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    format: 'int32',
+    minimum: MIN_WINDOW_DURATION,
+    maximum: MAX_WINDOW_DURATION,
+    default: DEFAULT_WINDOW_DURATION,
+    description: 'Minutes',
+  })
+  @IsOptional()
   @IsInt({ message: 'duration must be a whole number of minutes' })
   @Min(MIN_WINDOW_DURATION, { message: `duration must be at least ${MIN_WINDOW_DURATION} minutes` })
   @Max(MAX_WINDOW_DURATION, { message: `duration must be at most ${MAX_WINDOW_DURATION} minutes` })
-  duration: number;
+  duration?: number;
 }
 
 export class CreateMaintenanceScheduleRequest {
-  @ApiProperty({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 100,
+    example: 'Weekly Tuesday night',
+    description: 'Default: the windows in words, e.g. "TUESDAY 02:00 (120 min)"',
+  })
+  @IsOptional()
   @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })
   @Matches(/\S/, { message: 'name must not be blank' })
   @IsPlainText()
-  name: string;
+  name?: string;
 
-  @ApiProperty({ type: [MaintenanceWindowRequest], minItems: 1, maxItems: MAX_WINDOWS_PER_SCHEDULE, description: 'Windows must not overlap (including the wrap from Sunday into Monday)' })
+  @ApiPropertyOptional({
+    type: [MaintenanceWindowRequest],
+    minItems: 1,
+    maxItems: MAX_WINDOWS_PER_SCHEDULE,
+    description:
+      'Windows must not overlap (including the wrap from Sunday into Monday). No default: a schedule without windows ' +
+      'would never let maintenance run, so leaving them out is refused with 400 naming `windows`.',
+  })
+  @IsDefined({ message: 'windows is required: a schedule needs at least one window' })
   @IsArray() @ArrayMinSize(1, { message: 'windows must hold at least one window' })
   @ArrayMaxSize(MAX_WINDOWS_PER_SCHEDULE, { message: `windows may hold at most ${MAX_WINDOWS_PER_SCHEDULE} windows` })
   @ValidateNested({ each: true }) @Type(() => MaintenanceWindowRequest)

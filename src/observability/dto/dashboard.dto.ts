@@ -1,13 +1,18 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
+import { IsDefined, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 import { DASHBOARD_INTEGRATION_STATUSES } from '../dashboard-integration.entity';
 import { OUTBOUND_MAX_URL_LENGTH } from '../../common/outbound-policy';
 import { Secret } from '../../common/secret-fields';
 import { IsPlainText } from '../../common/names';
 
 export class CreateDashboardIntegrationRequest {
-  @ApiProperty({ minLength: 1, maxLength: 4096, description: 'API token of the dashboard' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 4096,
+    description: 'API token of the dashboard. No default: the service signs in to the dashboard with it, so leaving it out is refused with 400 naming it.',
+  })
   @Secret()
+  @IsDefined({ message: 'apiToken is required: the service signs in to the dashboard with it' })
   @IsString() @Length(1, 4096)
   apiToken: string;
 
@@ -15,17 +20,25 @@ export class CreateDashboardIntegrationRequest {
   @IsOptional() @IsString() @MaxLength(63) @Matches(/^[A-Za-z0-9._-]*$/, { message: 'datasourcePrefix may hold letters, digits, ".", "_" and "-" only' })
   datasourcePrefix?: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 255, example: 'Team dashboards', description: 'Its slug (unique in the organisation) is derived from it' })
-  @IsString() @Length(1, 255)
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 255,
+    example: 'Team dashboards',
+    description: "Its slug (unique in the organisation) is derived from it. Default: the host name of `url` (e.g. dashboards.acme.example)",
+  })
+  @IsOptional() @IsString() @Length(1, 255)
   @IsPlainText()
-  name: string;
+  name?: string;
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     maxLength: OUTBOUND_MAX_URL_LENGTH,
     format: 'uri',
     example: 'https://dashboards.example.com',
-    description: 'http(s) URL without credentials, resolving to public addresses only (outbound policy)',
+    description:
+      'http(s) URL without credentials, resolving to public addresses only (outbound policy). No default: the dashboard ' +
+      'to connect to; leaving it out is refused with 400 naming it.',
   })
+  @IsDefined({ message: 'url is required: the address of the dashboard' })
   @IsString() @Length(1, OUTBOUND_MAX_URL_LENGTH)
   url: string;
 }

@@ -32,7 +32,13 @@ export const LenientEmail = () =>
   Transform(({ value }) => (typeof value === 'string' ? Object.assign(new EmailDto(), { email: value }) : value));
 
 export class AgreementDto {
-  @ApiProperty({ example: 'terms-of-service', maxLength: 100, pattern: '^[a-z0-9-]+$' })
+  @ApiPropertyOptional({
+    example: 'terms-of-service',
+    maxLength: 100,
+    pattern: '^[a-z0-9-]+$',
+    description: 'The agreement accepted. No default: an acceptance that names no agreement is refused with 400 naming it.',
+  })
+  @IsDefined({ message: 'agreementSlug is required: the slug of the agreement accepted' })
   @IsString() @Length(1, 100) @Matches(/^[a-z0-9-]+$/, { message: 'agreementSlug must be a slug (a-z, 0-9, -)' })
   agreementSlug: string;
 }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsEmail, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsBoolean, IsEmail, IsOptional, IsString, IsUUID, Length, Matches } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
 
 export class AddUserRequest {
@@ -11,8 +11,8 @@ export class AddUserRequest {
   @IsString() @Length(3, 64) @Matches(/^[A-Za-z0-9._-]+$/, { message: 'username may contain letters, digits, dot, dash and underscore only' })
   username: string;
 
-  @ApiPropertyOptional({ description: 'Subject of the user at the OIDC issuer', maxLength: 255 })
-  @IsOptional() @IsString() @Length(1, 255)
+  @ApiPropertyOptional({ format: 'uuid', description: "The user's OIDC identity: the subject (a UUID) at the OIDC issuer" })
+  @IsOptional() @IsUUID('all', { message: 'oidcId must be a UUID (the subject at the OIDC issuer)' })
   oidcId?: string;
 
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
@@ -27,7 +27,7 @@ export class UserResponse {
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty() email: string;
   @ApiProperty({ format: 'uuid' }) identity: string;
-  @ApiProperty({ nullable: true, type: String }) oidcId: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'uuid', description: "The user's OIDC identity (null until known)" }) oidcId: string | null;
   @ApiProperty() username: string;
 }
 
