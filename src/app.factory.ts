@@ -22,7 +22,7 @@ import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-pos
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
-import { compiledResponseRoute, useCompiledResponseSerializers } from './common/response-serializers';
+import { useCompiledResponseSerializers } from './common/response-serializers';
 import { Logger } from '@nestjs/common';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
@@ -214,7 +214,6 @@ export async function createApp(
     // and a difference is a 500, so every e2e test checks the schemas of what it calls (src/common/response-serializers.ts).
     const serializerLog = new Logger('ResponseSerializers');
     useCompiledResponseSerializers(fastify, document, {
-      include: compiledResponseRoute,
       check: process.env.NODE_ENV === 'test',
       warn: (m) => serializerLog.warn(m),
     });

@@ -3,6 +3,7 @@ import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { isDeepStrictEqual } from 'util';
+import { documentRoutes, successJsonSchemas } from './openapi-routes';
 
 /**
  * Answers serialised by fast-json-stringify (what Fastify uses for a route with a response schema), compiled from
@@ -27,7 +28,6 @@ import { isDeepStrictEqual } from 'util';
 type Json = Record<string, unknown>;
 export type Serializer = (payload: unknown) => string;
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -127,12 +127,9 @@ export function serializerSchema(document: OpenAPIObject, schema: unknown): Json
   return new SchemaRewriter((document.components?.schemas ?? {}) as Record<string, SchemaObject>).rewrite(schema);
 }
 
-/** `/api/v1/orgs/{organisationSlug}` -> `/api/v1/orgs/:organisationSlug`, as Fastify names the route. */
-const fastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
-
 export interface SerializerOptions {
-  /** Which routes (`GET /api/v1/orgs/:organisationSlug/clusters`) get a compiled serializer. */
-  include: (route: string) => boolean;
+  /** Which routes (`GET /api/v1/orgs/:organisationSlug/clusters`) get a compiled serializer (default: every one). */
+  include?: (route: string) => boolean;
   /** Compare every compiled answer with JSON.stringify's and fail the request on a difference (tests). */
   check?: boolean;
   warn?: (message: string) => void;
@@ -196,22 +193,15 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string {
 export function compileResponseSerializers(document: OpenAPIObject, opts: SerializerOptions): Map<string, Map<string, Serializer>> {
   const rewriter = new SchemaRewriter((document.components?.schemas ?? {}) as Record<string, SchemaObject>);
   const out = new Map<string, Map<string, Serializer>>();
-  for (const [path, item] of Object.entries(document.paths)) {
-    for (const method of HTTP_METHODS) {
-      const route = `${method.toUpperCase()} ${fastifyPath(path)}`;
-      const op = item[method];
-      if (!op || !opts.include(route)) continue;
-      const byStatus = new Map<string, Serializer>();
-      for (const [status, response] of Object.entries(op.responses ?? {})) {
-        if (!/^2\d\d$/.test(status)) continue;
-        const schema = (response as { content?: Record<string, { schema?: unknown }> }).content?.['application/json']?.schema;
-        if (!schema) continue;
-        const rewritten = rewriter.rewrite(schema);
-        if (isFree(rewritten)) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
-        byStatus.set(status, compileSerializer(route, rewritten, opts));
-      }
-      if (byStatus.size) out.set(route, byStatus);
+  for (const { route, operation } of documentRoutes(document)) {
+    if (opts.include && !opts.include(route)) continue;
+    const byStatus = new Map<string, Serializer>();
+    for (const [status, schema] of successJsonSchemas(operation)) {
+      const rewritten = rewriter.rewrite(schema);
+      if (isFree(rewritten)) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
+      byStatus.set(status, compileSerializer(route, rewritten, opts));
     }
+    if (byStatus.size) out.set(route, byStatus);
   }
   return out;
 }
@@ -231,9 +221,4 @@ export function useCompiledResponseSerializers(fastify: FastifyInstance, documen
     route.serializerCompiler = ({ httpStatus }: { httpStatus?: string }) => byStatus.get(String(httpStatus)) ?? JSON.stringify;
   });
   return serializers;
-}
-
-/** The routes whose answers are compiled: every documented one. */
-export function compiledResponseRoute(_route: string): boolean {
-  return true;
 }

@@ -1,5 +1,6 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { documentRoutes, HTTP_METHODS, successJsonSchemas } from '../common/openapi-routes';
 import { PlainMapper, PlainRepresentation, SchemaObject } from './plain-representation';
 
 /**
@@ -35,31 +36,14 @@ export function isCompatRequest(request: { raw: object }): boolean {
   return (request.raw as { [COMPAT_REQUEST]?: boolean })[COMPAT_REQUEST] === true;
 }
 
-const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
-
-/** The JSON schema of an operation's successful answer (its first 2xx response with a JSON body). */
-function successSchema(op: { responses?: Record<string, unknown> }): SchemaObject | undefined {
-  for (const [status, response] of Object.entries(op.responses ?? {})) {
-    if (!/^2\d\d$/.test(status)) continue;
-    const schema = (response as { content?: Record<string, { schema?: SchemaObject }> }).content?.['application/json']?.schema;
-    if (schema) return schema;
-  }
-  return undefined;
-}
-
-/** `/api/v1/orgs/{organisationSlug}` -> `/api/v1/orgs/:organisationSlug`, as Fastify names the route. */
-const fastifyPath = (path: string) => path.replace(/\{([^}]+)\}/g, ':$1');
-
 /** For each route (`GET /api/v1/orgs/:organisationSlug/clusters`) whose answer is not plain already: its mapper. */
 export function plainMappersByRoute(document: OpenAPIObject): Map<string, PlainMapper> {
   const plain = new PlainRepresentation((document.components?.schemas ?? {}) as Record<string, SchemaObject>);
   const out = new Map<string, PlainMapper>();
-  for (const [path, item] of Object.entries(document.paths)) {
-    for (const method of HTTP_METHODS) {
-      const op = item[method];
-      const mapper = op ? plain.mapperOf(successSchema(op)) : null;
-      if (mapper) out.set(`${method.toUpperCase()} ${fastifyPath(path)}`, mapper);
-    }
+  for (const { route, operation } of documentRoutes(document)) {
+    // The first 2xx answer with a JSON body.
+    const mapper = plain.mapperOf(successJsonSchemas<SchemaObject>(operation)[0]?.[1]);
+    if (mapper) out.set(route, mapper);
   }
   return out;
 }
