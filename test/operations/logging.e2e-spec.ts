@@ -31,7 +31,9 @@ describe('logs an operator can use', () => {
     const u = new URL(url);
     proxy = new TcpProxy(u.hostname, Number(u.port));
     await proxy.start();
-    t = await startTestApp({ LOG_LEVEL: 'info', DATABASE_TIMEOUT_MS: '500' }, proxy.wrap(url), logs);
+    // A short budget keeps the outage test quick; 500 ms was too short for a cluster create on a loaded
+    // machine (503 seen at load 11 on 2 cores).
+    t = await startTestApp({ LOG_LEVEL: 'info', DATABASE_TIMEOUT_MS: '3000' }, proxy.wrap(url), logs);
     org = await createOrgWithRoles(t, 'logged');
   });
   afterAll(async () => {
