@@ -4,7 +4,6 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
-import { ActivityEventEntity } from './activity-event.entity';
 
 const ACTIONS: Record<string, string> = {
   CREATED: 'created',
@@ -42,13 +41,10 @@ export class ActivityService {
 
   /** Writes one event in the current transaction (the request's, or a job's); URL credentials in the sentence are redacted. */
   async write(organisationId: number, type: string, message: string, actor: Actor): Promise<void> {
-    await this.txHost.tx.getRepository(ActivityEventEntity).insert({
-      organisationId,
-      type,
-      message: redactForRecord(message) as string,
-      actorIdentity: actor.identity,
-      actorUsername: actor.username,
-      createdAt: this.clock.now(),
-    });
+    // A plain statement (TypeORM's insert builder costs more CPU than the row).
+    await this.txHost.tx.query(
+      `INSERT INTO activity_events (organisation_id, type, message, actor_identity, actor_username, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [organisationId, type, redactForRecord(message) as string, actor.identity, actor.username, this.clock.now()],
+    );
   }
 }
