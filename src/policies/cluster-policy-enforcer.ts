@@ -97,14 +97,15 @@ export class ClusterPolicyEnforcer {
 
   /**
    * The cluster as it is, before a change is written; cheap when the organisation has no enabled policy. Given the
-   * cluster's row (read under the change's row lock, all of CLUSTER_SELECT), it is not read again.
+   * cluster's row (read under the change's row lock, all of CLUSTER_SELECT), it is not read again; given `enabled`
+   * (`policies` of the cluster's organisation, read earlier in the same transaction), neither are the policies.
    */
-  async before(cluster: number | ClusterRow): Promise<PolicySnapshot> {
+  async before(cluster: number | ClusterRow, enabled?: ClusterPolicyEntity[]): Promise<PolicySnapshot> {
     const row = typeof cluster === 'number' ? (await this.inputs.clusterRows([cluster]))[0] : cluster;
     const clusterId = Number(row.id);
     const organisationId = Number(row.organisationId);
     const deleting = row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const policies = deleting ? [] : await this.policies(organisationId);
+    const policies = deleting ? [] : (enabled ?? (await this.enabledPolicies(organisationId)));
     const oldObject = policies.length ? (await this.inputs.objects([row]))[0] : null;
     return { clusterId, slug: row.slug, identity: row.identity, organisationId, deleting, policies, oldObject };
   }
@@ -130,7 +131,7 @@ export class ClusterPolicyEnforcer {
     const [row] = await this.inputs.clusterRows([change.clusterId]);
     if (!row) return { ...verdict, skipped: true };
     const deleting = change.before ? change.before.deleting : row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const policies = deleting ? [] : (change.before?.policies ?? (await this.policies(Number(row.organisationId))));
+    const policies = deleting ? [] : (change.before?.policies ?? (await this.enabledPolicies(Number(row.organisationId))));
     verdict.cluster = { id: Number(row.id), slug: row.slug, identity: row.identity };
     // Nothing to evaluate: the environment and organisation are not read (a PATCH without policies stays lean).
     if (!policies.length) return { ...verdict, skipped: true };
@@ -222,8 +223,11 @@ export class ClusterPolicyEnforcer {
     return new Set(rows.map((r) => Number(r.organisation_id)));
   }
 
-  /** Enabled policies that can apply to the organisation: platform ones first, then by name. */
-  private policies(organisationId: number): Promise<ClusterPolicyEntity[]> {
+  /**
+   * Enabled policies that can apply to the organisation: platform ones first, then by name. A change reads them
+   * before it takes its row lock (see UpdateClusterUseCase) and hands them to `before`.
+   */
+  enabledPolicies(organisationId: number): Promise<ClusterPolicyEntity[]> {
     return this.txHost.tx.query(
       `SELECT ${POLICY_SELECT} FROM cluster_policies p WHERE p.enabled AND (p.organisation_id IS NULL OR p.organisation_id = $1)
         ORDER BY (p.organisation_id IS NOT NULL), p.name`,

@@ -99,9 +99,12 @@ export class UpdateClusterUseCase {
   /** Answers the cluster as it is after the change (the row the UPDATE returned, or the locked row when nothing changed). */
   async execute(cmd: UpdateClusterCommand): Promise<ClusterRow> {
     const { organisation: org, request: req } = cmd;
+    // Read before the row lock: each statement between the lock and COMMIT holds up every other change of the cluster.
+    // It is this transaction's read all the same: a policy committed before the request came is applied.
+    const enabledPolicies = await this.policies.enabledPolicies(org.id);
     const { environment: env, cluster } = await this.lookup.cluster(org, cmd.environmentSlug, cmd.clusterSlug, true);
     const before = snapshot(cluster);
-    const policySnapshot = await this.policies.before(cluster);
+    const policySnapshot = await this.policies.before(cluster, enabledPolicies);
     const next: ClusterEntity = Object.assign(Object.create(Object.getPrototypeOf(cluster)), cluster);
     let wakeReconciler = false;
 
