@@ -98,7 +98,7 @@ export class ClusterPolicyEnforcer {
   /**
    * The cluster as it is, before a change is written; cheap when the organisation has no enabled policy. Given the
    * cluster's row (read under the change's row lock, all of CLUSTER_SELECT), it is not read again; given `enabled`
-   * (`policies` of the cluster's organisation, read earlier in the same transaction), neither are the policies.
+   * (`enabledPolicies` of the cluster's organisation, read earlier in the same transaction), neither are the policies.
    */
   async before(cluster: number | ClusterRow, enabled?: ClusterPolicyEntity[]): Promise<PolicySnapshot> {
     const row = typeof cluster === 'number' ? (await this.inputs.clusterRows([cluster]))[0] : cluster;
