@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
-import { ActivityEventEntity } from './activity-event.entity';
+import { Bind, sqlParams } from '../common/sql-params';
 
 const ACTIONS: Record<string, string> = {
   CREATED: 'created',
@@ -42,13 +42,18 @@ export class ActivityService {
 
   /** Writes one event in the current transaction (the request's, or a job's); URL credentials in the sentence are redacted. */
   async write(organisationId: number, type: string, message: string, actor: Actor): Promise<void> {
-    await this.txHost.tx.getRepository(ActivityEventEntity).insert({
-      organisationId,
-      type,
-      message: redactForRecord(message) as string,
-      actorIdentity: actor.identity,
-      actorUsername: actor.username,
-      createdAt: this.clock.now(),
-    });
+    const { values, bind } = sqlParams();
+    await this.txHost.tx.query(this.insert(organisationId, type, message, actor)(bind), values);
+  }
+
+  /**
+   * The INSERT of one event (as `write` makes it), for a statement that writes it together with other rows (the audit
+   * row and its webhook event: AuditService), so that they cost one round trip. A plain statement: TypeORM's insert
+   * builder costs more CPU than the row.
+   */
+  insert(organisationId: number, type: string, message: string, actor: Actor): (bind: Bind) => string {
+    const values = [organisationId, type, redactForRecord(message) as string, actor.identity, actor.username, this.clock.now()];
+    return (bind) =>
+      `INSERT INTO activity_events (organisation_id, type, message, actor_identity, actor_username, created_at) VALUES (${values.map(bind).join(', ')})`;
   }
 }

@@ -66,7 +66,7 @@ export class NodePoolsService {
     applyPoolDefaults(body, taken);
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     await this.assertNameFree(cluster, body.name);
-    const policySnapshot = await this.policies.before(Number(cluster.id));
+    const policySnapshot = await this.policies.before(cluster);
     const now = this.clock.now();
     // A bring-your-own-node pool is provisioned once a node registered into it, not with the cluster's step.
     const poolsProvisioned =
@@ -99,7 +99,7 @@ export class NodePoolsService {
     await this.rules.checkPool(body, cluster.cloudProvider, cluster.region);
     if (body.name !== pool.name) await this.assertNameFree(cluster, body.name);
     const before = pick(pool);
-    const policySnapshot = await this.policies.before(Number(cluster.id));
+    const policySnapshot = await this.policies.before(cluster);
     const now = this.clock.now();
     await this.repo.update({ id: pool.id }, { ...this.fields(body), modifiedAt: now });
     await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
@@ -113,7 +113,7 @@ export class NodePoolsService {
     const pool = await this.find(cluster, nodePoolId);
     // A cluster may run without node pools (they are often managed as separate resources, e.g. by Terraform).
     this.assertChangeable(cluster);
-    const policySnapshot = await this.policies.before(Number(cluster.id));
+    const policySnapshot = await this.policies.before(cluster);
     await this.repo.delete({ id: pool.id });
     await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
     this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));

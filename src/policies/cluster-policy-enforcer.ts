@@ -12,6 +12,7 @@ import { addResponseWarnings } from '../common/field-validation.pipe';
 import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity';
 import { POLICY_SELECT } from './cluster-policies.service';
 import { PolicyEvaluator } from './policy-evaluator';
+import type { ClusterRow } from '../clusters/cluster-read';
 import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
 import { POLICY_CALLER } from './policy-caller.interceptor';
 import { principalPolicyUser } from './policy-user';
@@ -20,6 +21,9 @@ import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVa
 /** The cluster before a change, taken before anything is written (see `before`). */
 export interface PolicySnapshot {
   clusterId: number;
+  /** What a verdict names the cluster by (neither changes in a change of the cluster). */
+  slug: string;
+  identity: string;
   organisationId: number;
   /** null when no policy is enabled for the organisation (nothing to evaluate, nothing read). */
   oldObject: PolicyClusterObject | null;
@@ -91,13 +95,19 @@ export class ClusterPolicyEnforcer {
     private readonly audit: AuditService,
   ) {}
 
-  /** The cluster as it is, before a change is written; cheap when the organisation has no enabled policy. */
-  async before(clusterId: number): Promise<PolicySnapshot> {
-    const [row] = await this.inputs.clusterRows([clusterId]);
+  /**
+   * The cluster as it is, before a change is written; cheap when the organisation has no enabled policy. Given the
+   * cluster's row (read under the change's row lock, all of CLUSTER_SELECT), it is not read again; given `enabled`
+   * (`enabledPolicies` of the cluster's organisation, read earlier in the same transaction), neither are the policies.
+   */
+  async before(cluster: number | ClusterRow, enabled?: ClusterPolicyEntity[]): Promise<PolicySnapshot> {
+    const row = typeof cluster === 'number' ? (await this.inputs.clusterRows([cluster]))[0] : cluster;
+    const clusterId = Number(row.id);
     const organisationId = Number(row.organisationId);
     const deleting = row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const policies = deleting ? [] : await this.policies(organisationId);
-    return { clusterId, organisationId, deleting, policies, oldObject: policies.length ? (await this.inputs.objects([row]))[0] : null };
+    const policies = deleting ? [] : (enabled ?? (await this.enabledPolicies(organisationId)));
+    const oldObject = policies.length ? (await this.inputs.objects([row]))[0] : null;
+    return { clusterId, slug: row.slug, identity: row.identity, organisationId, deleting, policies, oldObject };
   }
 
   /** Evaluates a change and answers the verdict; writes nothing. Usable inside any transaction. */
@@ -113,10 +123,15 @@ export class ClusterPolicyEnforcer {
       operation: change.operation,
       resource: change.resource,
     };
+    const snap = change.before;
+    // Nothing to evaluate, known from the snapshot: the cluster is not read again (a PATCH without policies stays lean).
+    if (snap && (snap.deleting || !snap.policies.length)) {
+      return { ...verdict, skipped: true, cluster: { id: snap.clusterId, slug: snap.slug, identity: snap.identity } };
+    }
     const [row] = await this.inputs.clusterRows([change.clusterId]);
     if (!row) return { ...verdict, skipped: true };
     const deleting = change.before ? change.before.deleting : row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
-    const policies = deleting ? [] : (change.before?.policies ?? (await this.policies(Number(row.organisationId))));
+    const policies = deleting ? [] : (change.before?.policies ?? (await this.enabledPolicies(Number(row.organisationId))));
     verdict.cluster = { id: Number(row.id), slug: row.slug, identity: row.identity };
     // Nothing to evaluate: the environment and organisation are not read (a PATCH without policies stays lean).
     if (!policies.length) return { ...verdict, skipped: true };
@@ -208,8 +223,11 @@ export class ClusterPolicyEnforcer {
     return new Set(rows.map((r) => Number(r.organisation_id)));
   }
 
-  /** Enabled policies that can apply to the organisation: platform ones first, then by name. */
-  private policies(organisationId: number): Promise<ClusterPolicyEntity[]> {
+  /**
+   * Enabled policies that can apply to the organisation: platform ones first, then by name. A change reads them
+   * before it takes its row lock (see UpdateClusterUseCase) and hands them to `before`.
+   */
+  enabledPolicies(organisationId: number): Promise<ClusterPolicyEntity[]> {
     return this.txHost.tx.query(
       `SELECT ${POLICY_SELECT} FROM cluster_policies p WHERE p.enabled AND (p.organisation_id IS NULL OR p.organisation_id = $1)
         ORDER BY (p.organisation_id IS NOT NULL), p.name`,

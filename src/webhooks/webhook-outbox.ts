@@ -6,6 +6,7 @@ import { ORGANISATION_AUDIT_EVENT_TYPES } from '../audit/audit-event-types';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
+import { Bind, sqlParams } from '../common/sql-params';
 
 /** Events that exist for webhooks only, beside every audit event type of the organisation. */
 export const WEBHOOK_ONLY_EVENT_TYPES = [
@@ -75,48 +76,54 @@ export class WebhookOutbox {
     return row.any === true;
   }
 
-  async enqueue(event: OutboxEvent, onlySubscriptionId?: number): Promise<number> {
-    const now = this.clock.now();
+  /**
+   * `alongside`: other rows of the same change, written by the same statement (data-modifying CTEs run whether or not
+   * the statement reads them), so that an audit row, its activity event and its webhook event cost one round trip.
+   */
+  async enqueue(event: OutboxEvent, onlySubscriptionId?: number, alongside: ((bind: Bind) => string)[] = []): Promise<number> {
+    const { values, bind } = sqlParams();
+    const before = alongside.map((write, i) => `w${i} AS (${write(bind)}), `).join('');
+    const org = bind(event.organisationId);
+    const type = bind(event.type);
+    const now = bind(this.clock.now());
+    const only = bind(onlySubscriptionId ?? null);
+    const source = bind(eventSource(event.data.organisation.slug));
+    const subject = bind(event.subject ?? eventSubject(event.data));
+    // An event body is a record: no secret-named property, whoever enqueues it (audit events come redacted in full,
+    // URLs included; relayed alert annotations keep their links).
+    const data = bind(JSON.stringify(redactForRecord(event.data, { urls: false })));
     const rows = (await this.txHost.tx.query(
-      `WITH subs AS (
+      `WITH ${before}subs AS (
          SELECT id FROM webhook_subscriptions
-          WHERE organisation_id = $1 AND enabled
-            AND ($7::bigint IS NULL AND event_types && ARRAY[$2, '*']::text[] OR id = $7::bigint)
+          WHERE organisation_id = ${org} AND enabled
+            AND (${only}::bigint IS NULL AND event_types && ARRAY[${type}, '*']::text[] OR id = ${only}::bigint)
        ), ev AS (
          INSERT INTO webhook_events (organisation_id, type, source, subject, data, created_at)
-         SELECT $1, $2, $3, $4, $5::jsonb, $6 WHERE EXISTS (SELECT 1 FROM subs)
+         SELECT ${org}, ${type}, ${source}, ${subject}, ${data}::jsonb, ${now}
+          WHERE EXISTS (SELECT 1 FROM subs)
          RETURNING id
        )
        INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
-       SELECT subs.id, ev.id, 'PENDING', $6, $6 FROM subs, ev
+       SELECT subs.id, ev.id, 'PENDING', ${now}, ${now} FROM subs, ev
        RETURNING id`,
-      [
-        event.organisationId,
-        event.type,
-        eventSource(event.data.organisation.slug),
-        event.subject ?? eventSubject(event.data),
-        // An event body is a record: no secret-named property, whoever enqueues it (audit events come redacted in full,
-        // URLs included; relayed alert annotations keep their links).
-        JSON.stringify(redactForRecord(event.data, { urls: false })),
-        now,
-        onlySubscriptionId ?? null,
-      ],
+      values,
     )) as unknown[];
     return rows.length;
   }
 
   /**
    * The events an audit entry produces: its own type, and the derived ones subscribers ask for by name
-   * (an upgrade announcement, a cluster status change).
+   * (an upgrade announcement, a cluster status change). `alongside` rows are written by the first event's statement.
    */
   async enqueueAudit(
     organisation: { id: number; slug: string },
     type: string,
     data: Omit<WebhookEventData, 'organisation' | 'actor'>,
     actor: Actor,
+    alongside: ((bind: Bind) => string)[] = [],
   ): Promise<void> {
     const full: WebhookEventData = { organisation: { slug: organisation.slug }, actor: { identity: actor.identity, username: actor.username }, ...data };
-    await this.enqueue({ organisationId: organisation.id, type, data: full });
+    await this.enqueue({ organisationId: organisation.id, type, data: full }, undefined, alongside);
     if (type === 'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED') {
       await this.enqueue({ organisationId: organisation.id, type: 'SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED', data: full });
     }

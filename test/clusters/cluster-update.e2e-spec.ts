@@ -200,6 +200,46 @@ describe('cluster update: transitions, delete protection, versions, settings', (
     expect(cleared.body).toMatchObject({ maintenanceSchedule: null, upstreamCluster: null, updateChannel: null });
   });
 
+  it('answers a PATCH with the cluster as a later read sees it: after a change with a rename, and after one that changes nothing', async () => {
+    const up = await create('mirror-up');
+    await create('mirror');
+    await settle(t);
+    const row = async () => (await t.db.query(`SELECT row_version, modified_at FROM clusters WHERE slug = 'mirror' AND deleted_at IS NULL`))[0];
+    const start = await row();
+
+    const changed = await patch('mirror', {
+      name: 'Mirror Renamed',
+      description: 'seen again',
+      ipWhitelist: [{ cidr: { ipRange: '192.0.2.0/24' }, description: 'office' }],
+      addons: { 'cert-manager': { enabled: true } },
+      clusterAutoscalerSettings: { 'scale-down-unneeded-time': '5m' },
+      upstreamCluster: { identity: up.identity },
+    });
+    expect(changed.status).toBe(200);
+    // The rename reaches the observability tenant's name in the same answer.
+    expect(changed.body.observabilityTenant).toMatchObject({ name: 'Production/Mirror Renamed', cluster: { name: 'Mirror Renamed' } });
+    const afterChange = await row();
+    expect(Number(afterChange.row_version)).toBe(Number(start.row_version) + 1);
+    expect(new Date(changed.body.modifiedAt).getTime()).toBe(new Date(afterChange.modified_at).getTime());
+
+    // The GET answers the same fields (it has no extended ones: autoscaler settings, upstream and downstream clusters).
+    const read = await get('mirror', '?show-compute=true');
+    const { clusterAutoscalerSettings, upstreamCluster, downstreamClusters, ...plain } = changed.body;
+    expect(read.body).toEqual(plain);
+    expect(clusterAutoscalerSettings).toEqual({ 'scale-down-unneeded-time': '5m' });
+    expect(upstreamCluster).toMatchObject({ identity: up.identity });
+    expect(downstreamClusters).toEqual([]);
+
+    // Repeating the values, or an empty PATCH, writes nothing and answers the same bytes.
+    const repeated = await patch('mirror', { name: 'Mirror Renamed', description: 'seen again', upstreamCluster: { identity: up.identity } });
+    expect(repeated.status).toBe(200);
+    expect(repeated.text).toBe(changed.text);
+    const empty = await patch('mirror', {});
+    expect(empty.status).toBe(200);
+    expect(empty.text).toBe(changed.text);
+    expect(await row()).toEqual(afterChange);
+  });
+
   it('validates the update request, naming each field', async () => {
     await create('strict');
     for (const [body, field] of [

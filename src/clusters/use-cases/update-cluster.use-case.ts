@@ -9,6 +9,7 @@ import { ValidationFailedException } from '../../common/errors';
 import type { OrganisationEntity } from '../../organisations/organisation.entity';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';
+import { CLUSTER_SELECT, ClusterRow } from '../cluster-read';
 import { ClusterRules } from '../cluster-rules';
 import { decideRequest, downgradeTargets, upgradeTargets, VERSION_CHANGE_STATUSES } from '../cluster-state-machine';
 import { ClusterDesiredStatus, ClusterEntity, PodSecurityStandardsProfile } from '../cluster.entity';
@@ -47,6 +48,31 @@ const AUDITED = [
   'upgradeSoakHours',
 ] as const;
 
+type Audited = (typeof AUDITED)[number];
+
+/** The column of each audited property; the jsonb ones are sent as JSON text (pg would send a JS array as a SQL array). */
+const COLUMNS: Record<Audited, string> = {
+  name: 'name',
+  description: 'description',
+  desiredStatus: 'desired_status',
+  version: 'version',
+  updateChannel: 'update_channel',
+  autoUpgrade: 'auto_upgrade',
+  autoUpgradePolicy: 'auto_upgrade_policy',
+  highlyAvailable: 'highly_available',
+  enableNetworkEncryption: 'enable_network_encryption',
+  podSecurityStandardsProfile: 'pod_security_standards_profile',
+  deleteProtection: 'delete_protection',
+  ipWhitelist: 'ip_whitelist',
+  addons: 'addons',
+  clusterAutoscalerSettings: 'cluster_autoscaler_settings',
+  maintenanceScheduleId: 'maintenance_schedule_id',
+  maintenanceExclusions: 'maintenance_exclusions',
+  upstreamClusterId: 'upstream_cluster_id',
+  upgradeSoakHours: 'upgrade_soak_hours',
+};
+const JSONB = new Set<Audited>(['ipWhitelist', 'addons', 'clusterAutoscalerSettings', 'maintenanceExclusions']);
+
 const REQUEST_TYPES: Record<ClusterDesiredStatus, string> = {
   starting: 'CLUSTER_START_REQUESTED',
   stopping: 'CLUSTER_STOP_REQUESTED',
@@ -70,11 +96,15 @@ export class UpdateClusterUseCase {
     private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
-  async execute(cmd: UpdateClusterCommand): Promise<ClusterEntity> {
+  /** Answers the cluster as it is after the change (the row the UPDATE returned, or the locked row when nothing changed). */
+  async execute(cmd: UpdateClusterCommand): Promise<ClusterRow> {
     const { organisation: org, request: req } = cmd;
+    // Read before the row lock: each statement between the lock and COMMIT holds up every other change of the cluster.
+    // It is this transaction's read all the same: a policy committed before the request came is applied.
+    const enabledPolicies = await this.policies.enabledPolicies(org.id);
     const { environment: env, cluster } = await this.lookup.cluster(org, cmd.environmentSlug, cmd.clusterSlug, true);
     const before = snapshot(cluster);
-    const policySnapshot = await this.policies.before(Number(cluster.id));
+    const policySnapshot = await this.policies.before(cluster, enabledPolicies);
     const next: ClusterEntity = Object.assign(Object.create(Object.getPrototypeOf(cluster)), cluster);
     let wakeReconciler = false;
 
@@ -162,12 +192,8 @@ export class UpdateClusterUseCase {
     const after = snapshot(next);
     const details = auditDiff(before, after, [...AUDITED]);
     const now = this.clock.now();
-    if (Object.keys(details).length) {
-      const patch: Partial<ClusterEntity> = { modifiedAt: now };
-      for (const k of AUDITED) (patch as Record<string, unknown>)[k] = (next as unknown as Record<string, unknown>)[k];
-      if (wakeReconciler) patch.nextAttemptAt = null;
-      await this.txHost.tx.getRepository(ClusterEntity).update({ id: cluster.id }, patch);
-    }
+    let updated: ClusterRow = cluster;
+    if (Object.keys(details).length) updated = await this.write(cluster.id, next, Object.keys(details) as Audited[], now, wakeReconciler);
     if (before.name !== after.name) {
       await this.txHost.tx.query(`UPDATE observability_tenants SET name = $2, modified_at = $3 WHERE cluster_id = $1 AND deleted_at IS NULL`, [
         cluster.id,
@@ -191,7 +217,26 @@ export class UpdateClusterUseCase {
       subject: `${env.slug}/${cluster.slug}`,
       details,
     });
-    return this.txHost.tx.getRepository(ClusterEntity).findOneByOrFail({ id: cluster.id });
+    return updated;
+  }
+
+  /**
+   * One UPDATE of the changed columns (and the bookkeeping TypeORM's entity update did: modified_at, the row_version
+   * counter), answering the row as the GET reads it. Only changed columns are named, so the NOTIFY trigger on
+   * desired_status/version (ClusterChangeNotify) wakes the reconcilers only when what they act on changed.
+   */
+  private async write(id: number, next: ClusterEntity, changed: Audited[], now: Date, wakeReconciler: boolean): Promise<ClusterRow> {
+    const params: unknown[] = [id, now];
+    const set = ['modified_at = $2', 'row_version = row_version + 1'];
+    for (const k of changed) {
+      const v = (next as unknown as Record<string, unknown>)[k];
+      params.push(JSONB.has(k) ? JSON.stringify(v) : v);
+      set.push(`${COLUMNS[k]} = $${params.length}${JSONB.has(k) ? '::jsonb' : ''}`);
+    }
+    if (wakeReconciler) set.push('next_attempt_at = NULL');
+    // TypeORM answers an UPDATE as [rows, rowCount].
+    const [[row]] = await this.txHost.tx.query(`UPDATE clusters c SET ${set.join(', ')} WHERE c.id = $1 RETURNING ${CLUSTER_SELECT}`, params);
+    return row as ClusterRow;
   }
 
   /** A non-deleted cluster of the same organisation, not this one and not downstream of it. */
