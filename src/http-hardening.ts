@@ -174,20 +174,23 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
     const status = reply.statusCode;
     metrics.httpDuration.observe({ method: request.method, route, status: String(status) }, reply.elapsedTime / 1000);
     // One line per request: 5xx error, 4xx warn (401/404 storms show), the rest info. No headers, no bodies.
-    const params = (request.params ?? {}) as Record<string, string | undefined>;
-    const principal = (request as { user?: { user?: { identity?: string }; token?: { id?: number } } }).user;
-    const line = {
-      method: request.method,
-      route,
-      status,
-      durationMs: Math.round(reply.elapsedTime * 10) / 10,
-      principal: principal?.user?.identity,
-      tokenId: principal?.token?.id,
-      organisation: params.organisationSlug ?? params.organizationSlug,
-    };
-    if (status >= 500) request.log.error(line, 'request failed');
-    else if (status >= 400) request.log.warn(line, 'request refused');
-    else request.log.info(line, 'request completed');
+    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    const log = request.log as FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean };
+    // At a level that writes nothing (info lines at LOG_LEVEL=warn) the line is not even built.
+    if (log.isLevelEnabled?.(level) !== false) {
+      const params = (request.params ?? {}) as Record<string, string | undefined>;
+      const principal = (request as { user?: { user?: { identity?: string }; token?: { id?: number } } }).user;
+      const line = {
+        method: request.method,
+        route,
+        status,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        principal: principal?.user?.identity,
+        tokenId: principal?.token?.id,
+        organisation: params.organisationSlug ?? params.organizationSlug,
+      };
+      log[level](line, level === 'error' ? 'request failed' : level === 'warn' ? 'request refused' : 'request completed');
+    }
     databaseOutage.observe(request, status, request.log);
     done();
   });
