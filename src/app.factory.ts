@@ -23,7 +23,10 @@ import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
-import { Logger } from '@nestjs/common';
+import { Logger, NestInterceptor, Type } from '@nestjs/common';
+import { AuditInterceptor } from './audit/audit.interceptor';
+import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
+import { SecretResponseInterceptor } from './common/secret-response.interceptor';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -186,6 +189,15 @@ export async function createApp(
     });
     if (!options.quiet) app.useLogger(new ApplicationLogger(app.get(PinoLogger)));
     else app.useLogger(false);
+    // The audit and secret interceptors run only on the routes they act on, so most reads run no interceptor.
+    scopeGlobalInterceptors(
+      app,
+      new Map<Type<NestInterceptor>, RouteScope<any>>([
+        // It acts on POST, PUT, PATCH and DELETE requests only (the transaction with its audit rows).
+        [AuditInterceptor, MUTATING_ROUTE],
+        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
+      ]),
+    );
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);

@@ -1,4 +1,10 @@
+import type { ExecutionContext } from '@nestjs/common';
+import { ApiOkResponse } from '@nestjs/swagger';
+import { of } from 'rxjs';
+import { AlertingConfigurationResponse } from '../../src/observability/dto/alerting.dto';
 import { PassThrough } from 'stream';
+import { AuditInterceptor } from '../../src/audit/audit.interceptor';
+import { SecretResponseInterceptor } from '../../src/common/secret-response.interceptor';
 import pino from 'pino';
 import { LazyRequestLogger } from '../../src/logging';
 import { securityHeaders } from '../../src/http-hardening';
@@ -48,5 +54,39 @@ describe('security headers', () => {
     expect(headers['x-content-type-options']).toBe('nosniff');
     expect(headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(headers['cross-origin-embedder-policy']).toBeUndefined();
+  });
+});
+
+describe('interceptors scoped to the routes they act on', () => {
+  // The audit interceptor is attached to POST, PUT, PATCH and DELETE routes only (src/app.factory.ts): this holds
+  // while it passes every other request through untouched.
+  it('the audit interceptor passes a GET through without a transaction, a recorder or metadata', () => {
+    const untouched = () => {
+      throw new Error('touched on a GET');
+    };
+    const interceptor = new AuditInterceptor(
+      { withTransaction: untouched } as never,
+      { take: untouched } as never,
+      { write: untouched } as never,
+      { getAllAndOverride: untouched } as never,
+    );
+    const handled = of('answer');
+    for (const method of ['GET', 'HEAD', 'OPTIONS']) {
+      const context = { switchToHttp: () => ({ getRequest: () => ({ method }) }) } as unknown as ExecutionContext;
+      expect(interceptor.intercept(context, { handle: () => handled })).toBe(handled);
+    }
+  });
+
+  it('the secret interceptor acts only on handlers whose answers declare a secret', () => {
+    const interceptor = new SecretResponseInterceptor();
+    class Plain {
+      list() {}
+    }
+    class WithSecret {
+      @ApiOkResponse({ type: AlertingConfigurationResponse })
+      get() {}
+    }
+    expect(interceptor.appliesTo(Plain.prototype.list)).toBe(false);
+    expect(interceptor.appliesTo(WithSecret.prototype.get)).toBe(true);
   });
 });
