@@ -4,7 +4,7 @@ import { SERVICE_VERSION } from './common/service-version';
 import { describeOperations, publicOperations, readRoutes } from './common/route-docs';
 import { NestFactory } from '@nestjs/core';
 import { LogController } from 'fastify';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifyServerOptions } from 'fastify';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { randomBytes, randomUUID } from 'crypto';
@@ -16,14 +16,17 @@ import { AppModule } from './app.module';
 import { DemoDataService } from './demo/demo-data.service';
 import { ServiceState } from './health/service-state';
 import { hardenHttp } from './http-hardening';
-import { ApplicationLogger, requestLogger } from './logging';
+import { ApplicationLogger, lazyRequestLoggerFactory, requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
 import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
-import { Logger } from '@nestjs/common';
+import { Logger, NestInterceptor, Type } from '@nestjs/common';
+import { AuditInterceptor } from './audit/audit.interceptor';
+import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
+import { SecretResponseInterceptor } from './common/secret-response.interceptor';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -164,6 +167,8 @@ export async function createApp(
       // One line per request, written when it completes (src/http-hardening.ts), instead of Fastify's two; the request
       // id is logged as reqId. (Fastify 5 takes both from a log controller: the top-level options are deprecated.)
       logController: new LogController({ requestIdLogLabel: 'reqId', disableRequestLogging: true }),
+      // Each request's logger (request.log) becomes a pino child only when it writes a line (src/logging.ts).
+      childLoggerFactory: lazyRequestLoggerFactory as unknown as FastifyServerOptions['childLoggerFactory'],
       // Router options under routerOptions (the top-level ones are deprecated in Fastify 5).
       routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
@@ -184,6 +189,15 @@ export async function createApp(
     });
     if (!options.quiet) app.useLogger(new ApplicationLogger(app.get(PinoLogger)));
     else app.useLogger(false);
+    // The audit and secret interceptors run only on the routes they act on, so most reads run no interceptor.
+    scopeGlobalInterceptors(
+      app,
+      new Map<Type<NestInterceptor>, RouteScope<any>>([
+        // It acts on POST, PUT, PATCH and DELETE requests only (the transaction with its audit rows).
+        [AuditInterceptor, MUTATING_ROUTE],
+        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
+      ]),
+    );
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);

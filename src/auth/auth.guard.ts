@@ -4,9 +4,10 @@ import { createHash, timingSafeEqual } from 'crypto';
 import type { FastifyRequest } from 'fastify';
 import { Authenticator } from 'passport';
 import { Strategy as CustomStrategy } from 'passport-custom';
+import { ClsService } from 'nestjs-cls';
 import { AppConfig } from '../config/app-config';
 import { CredentialStrategy } from './credential.strategy';
-import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
+import { CLS_PRINCIPAL, IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
 import { RateLimitState, rateLimitHeaders, RequestRateLimits } from './request-rate-limits';
 
 /** A metrics label for a 401, from its message. */
@@ -40,6 +41,7 @@ export class ApiAuthGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly limits: RequestRateLimits,
     private readonly config: AppConfig,
+    private readonly cls: ClsService,
     credentials: CredentialStrategy,
   ) {
     this.passport.use(
@@ -80,6 +82,8 @@ export class ApiAuthGuard implements CanActivate {
       throw e;
     }
     request.user = principal;
+    // The CLS context holds the raw request, which does not carry the principal set here.
+    if (this.cls.isActive()) this.cls.set(CLS_PRINCIPAL, principal);
     // Every later answer (2xx, 403, 404, ...) carries the state of the principal's budget.
     setRateLimitHeaders(reply, await this.limits.consume(principal));
     if (principal.token?.type === 'READ_ONLY' && !['GET', 'HEAD', 'OPTIONS'].includes(request.method)) {

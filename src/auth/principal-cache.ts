@@ -47,7 +47,9 @@ export function changesPrincipals(query: string): boolean {
 /** A copy a request may change without changing the cache. */
 function copy<T extends object>(entity: T): T {
   const c = Object.assign(Object.create(Object.getPrototypeOf(entity) as object) as T, entity);
-  for (const [k, v] of Object.entries(c)) if (Array.isArray(v)) (c as Record<string, unknown>)[k] = [...v];
+  // Keys, not entries: four copies per request, and an entry pair per property was most of their allocation.
+  const fields = c as Record<string, unknown>;
+  for (const k of Object.keys(fields)) if (Array.isArray(fields[k])) fields[k] = [...(fields[k] as unknown[])];
   return c;
 }
 

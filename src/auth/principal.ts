@@ -18,6 +18,12 @@ export interface Actor {
 export const SYSTEM_ACTOR: Actor = { id: null, identity: null, username: 'system' };
 export const actorOf = (p: Principal): Actor => ({ id: p.user.id, identity: p.user.identity, username: p.user.username });
 
+/**
+ * Where the authentication guard keeps the request's principal in its CLS context, for code deep inside use cases
+ * that acts for the caller without every caller passing it (the policy enforcer's `request.user`).
+ */
+export const CLS_PRINCIPAL = 'auth.principal';
+
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
   return ctx.switchToHttp().getRequest().user as Principal;
 });

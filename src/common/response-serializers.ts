@@ -189,7 +189,12 @@ export function firstDifference(a: unknown, b: unknown, path = '$'): string {
   return `${path}: compiled ${JSON.stringify(a)?.slice(0, 200)}, JSON.stringify ${JSON.stringify(b)?.slice(0, 200)}`;
 }
 
-/** For each included operation of `document` with a 2xx JSON schema: status -> serializer, by route. */
+/**
+ * For each included operation of `document` with a 2xx JSON schema: status -> serializer, by route. Each one is
+ * compiled when it first serialises an answer: compiling every route's serializer at start cost about 4 MB of heap
+ * (and more process memory) for routes an instance may never serve. Which statuses get one is decided here (a
+ * free-form schema gets none); the rewritten schema is made again at that first use instead of being kept.
+ */
 export function compileResponseSerializers(document: OpenAPIObject, opts: SerializerOptions): Map<string, Map<string, Serializer>> {
   const rewriter = new SchemaRewriter((document.components?.schemas ?? {}) as Record<string, SchemaObject>);
   const out = new Map<string, Map<string, Serializer>>();
@@ -197,9 +202,19 @@ export function compileResponseSerializers(document: OpenAPIObject, opts: Serial
     if (opts.include && !opts.include(route)) continue;
     const byStatus = new Map<string, Serializer>();
     for (const [status, schema] of successJsonSchemas(operation)) {
-      const rewritten = rewriter.rewrite(schema);
-      if (isFree(rewritten)) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
-      byStatus.set(status, compileSerializer(route, rewritten, opts));
+      if (isFree(rewriter.rewrite(schema))) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
+      let compiled: Serializer | undefined;
+      const compile = (): Serializer => {
+        try {
+          return compileSerializer(route, rewriter.rewrite(schema), opts);
+        } catch (e) {
+          // At first use a schema that does not compile would fail every answer: it falls back (the check fails it).
+          if (opts.check) throw e;
+          opts.warn?.(`Compiled serializer of ${route} (${status}) did not compile (${(e as Error).message}); its answers are written by JSON.stringify`);
+          return (payload) => JSON.stringify(payload);
+        }
+      };
+      byStatus.set(status, (payload) => (compiled ??= compile())(payload));
     }
     if (byStatus.size) out.set(route, byStatus);
   }

@@ -54,16 +54,24 @@ export class SecretResponseInterceptor implements NestInterceptor {
   private readonly byClass = new Map<Dto, Presenter | null>();
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const handler = context.getHandler();
+    const presenter = this.presenterOf(context.getHandler());
+    if (!presenter) return next.handle();
+    const request = context.switchToHttp().getRequest();
+    return next.handle().pipe(map((body) => presenter(body, secretReaderOf(request))));
+  }
+
+  /** Whether answers of `handler` hold a declared secret (else this interceptor has nothing to do on its route). */
+  appliesTo(handler: object): boolean {
+    return this.presenterOf(handler) !== null;
+  }
+
+  private presenterOf(handler: object): Presenter | null {
     let presenter = this.byHandler.get(handler);
     if (presenter === undefined) {
       presenter = this.presenterOfHandler(handler);
       this.byHandler.set(handler, presenter);
     }
-    if (!presenter) return next.handle();
-    const request = context.switchToHttp().getRequest();
-    const present = presenter;
-    return next.handle().pipe(map((body) => present(body, secretReaderOf(request))));
+    return presenter;
   }
 
   private presenterOfHandler(handler: object): Presenter | null {

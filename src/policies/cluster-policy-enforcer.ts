@@ -6,7 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
-import { Principal, SYSTEM_ACTOR } from '../auth/principal';
+import { CLS_PRINCIPAL, Principal, SYSTEM_ACTOR } from '../auth/principal';
 import { ValidationFailedException } from '../common/errors';
 import { addResponseWarnings } from '../common/field-validation.pipe';
 import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity';
@@ -14,7 +14,6 @@ import { POLICY_SELECT } from './cluster-policies.service';
 import { PolicyEvaluator } from './policy-evaluator';
 import type { ClusterRow } from '../clusters/cluster-read';
 import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
-import { POLICY_CALLER } from './policy-caller.interceptor';
 import { principalPolicyUser } from './policy-user';
 import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVariable } from './policy-variables';
 
@@ -237,7 +236,7 @@ export class ClusterPolicyEnforcer {
 
   /** `request.user` of the current request, or the system in background work. */
   private caller(): PolicyUserVariable {
-    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(POLICY_CALLER) : undefined;
+    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(CLS_PRINCIPAL) : undefined;
     return principal?.user ? principalPolicyUser(principal) : SYSTEM_POLICY_USER;
   }
 }

@@ -1,12 +1,10 @@
 import { Module } from '@nestjs/common';
-import { APP_INTERCEPTOR } from '@nestjs/core';
 import { ClusterPoliciesAdminController } from '../admin/cluster-policies-admin.controller';
 import { ClusterPoliciesController } from './cluster-policies.controller';
 import { ClusterPoliciesService } from './cluster-policies.service';
 import { ClusterPolicyEnforcer } from './cluster-policy-enforcer';
 import { InlinePolicyEvaluator, PolicyEvaluator } from './policy-evaluator';
 import { PolicyInputs } from './policy-inputs';
-import { PolicyCallerInterceptor } from './policy-caller.interceptor';
 import { PolicyScanService } from './policy-scan.service';
 
 /**
@@ -15,9 +13,7 @@ import { PolicyScanService } from './policy-scan.service';
  */
 @Module({
   controllers: [ClusterPoliciesController, ClusterPoliciesAdminController],
-  providers: [ClusterPoliciesService, ClusterPolicyEnforcer, PolicyInputs, PolicyScanService, { provide: PolicyEvaluator, useClass: InlinePolicyEvaluator },
-    { provide: APP_INTERCEPTOR, useClass: PolicyCallerInterceptor },
-  ],
+  providers: [ClusterPoliciesService, ClusterPolicyEnforcer, PolicyInputs, PolicyScanService, { provide: PolicyEvaluator, useClass: InlinePolicyEvaluator }],
   exports: [ClusterPolicyEnforcer, ClusterPoliciesService],
 })
 export class PoliciesModule {}
