@@ -8,6 +8,7 @@ import { freePort } from '../src/common/free-port';
 import { startBenchDatabase } from './database';
 import { seedClusters } from './seed';
 import { spawnServer } from './server-process';
+import { perRequest, StatementCounter } from './statements';
 import { SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
@@ -36,6 +37,8 @@ const REPLICAS = (process.env.BENCH_REPLICAS ?? '1,2').split(',').map(Number);
 const TOPOLOGIES = (process.env.BENCH_TOPOLOGIES ?? 'single,split').split(',');
 /** The background pool of each replica (BACKGROUND_DATABASE_POOL_SIZE); unset: the service's default. */
 const BACKGROUND_POOL = process.env.BENCH_BACKGROUND_POOL_SIZE;
+/** BENCH_STATEMENTS=1: count the statements of each burst (pg_stat_statements), per step. */
+const STATEMENTS = process.env.BENCH_STATEMENTS === '1';
 
 interface Replica {
   child: ChildProcess;
@@ -123,7 +126,7 @@ async function insertBurst(db: Client, tag: string): Promise<void> {
  * process with the loops off serves the GETs and one worker process (the same build, loops on) does the work:
  * the deploy/ topology.
  */
-async function burst(url: string, db: Client, latencyMs: number, replicas: number, topology: string, getCluster: string): Promise<Record<string, unknown>> {
+async function burst(url: string, db: Client, counter: StatementCounter | null, latencyMs: number, replicas: number, topology: string, getCluster: string): Promise<Record<string, unknown>> {
   const started: Replica[] = [];
   try {
     const workerEnv = { SIMULATED_DRIVER_LATENCY_MS: String(latencyMs), OBSERVE_EVERY_SECONDS: '3600' };
@@ -133,6 +136,7 @@ async function burst(url: string, db: Client, latencyMs: number, replicas: numbe
     const tag = `burst-${latencyMs}ms-${replicas}r-${topology}`;
     const { rows: [{ n: auditBefore }] } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_username = 'system'`);
     const t0 = Date.now();
+    await counter?.reset();
     await insertBurst(db, tag);
     const during = p99Get(started[0].port, getCluster, 5);
     let done = 0;
@@ -145,6 +149,8 @@ async function burst(url: string, db: Client, latencyMs: number, replicas: numbe
     const seconds = (Date.now() - t0) / 1000;
     const { rows: [{ n: auditAfter }] } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_username = 'system'`);
     const steps = auditAfter - auditBefore;
+    // Statements of the whole burst (the bench's own polling included: a few per 200 ms), per step.
+    const statements = counter ? perRequest(await counter.read(), steps) : undefined;
     const busy = await during;
     const stepsPerSecond = +(steps / seconds).toFixed(1);
     const ideal = latencyMs > 0 ? (replicas * CONCURRENCY * 1000) / latencyMs : null;
@@ -162,11 +168,12 @@ async function burst(url: string, db: Client, latencyMs: number, replicas: numbe
       getAtRest: rest,
       getDuringBurst: busy,
       getP99Ratio: +(busy.p99 / Math.max(rest.p99, 1)).toFixed(2),
+      ...(statements ? { statementsPerStep: statements.statementsPerRequest, dbMsPerStep: statements.dbMsPerRequest, statements: statements.statements } : {}),
     };
     const shape = topology === 'split' ? `API + ${replicas} worker(s)` : `${replicas} replica(s)`;
     process.stdout.write(
       `  burst ${BURST} @ ${latencyMs} ms, ${shape}: ${steps} steps in ${result.seconds} s = ${stepsPerSecond}/s` +
-        `${ideal ? ` (ideal ${ideal}/s, ratio ${result.ratioToIdeal})` : ''}; GET p99 ${rest.p99} ms at rest, ${busy.p99} ms during (x${result.getP99Ratio})\n`,
+        `${ideal ? ` (ideal ${ideal}/s, ratio ${result.ratioToIdeal})` : ''}${statements ? `; ${statements.statementsPerRequest} statements/step` : ''}; GET p99 ${rest.p99} ms at rest, ${busy.p99} ms during (x${result.getP99Ratio})\n`,
     );
     return result;
   } finally {
@@ -227,7 +234,8 @@ async function observation(url: string, db: Client, replicas: number): Promise<R
 }
 
 async function main(): Promise<void> {
-  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-cp-');
+  const { url, stop: stopDatabase, statements } = await startBenchDatabase('cms-bench-cp-', { statements: STATEMENTS });
+  const counter = statements ? await StatementCounter.connect(url) : null;
   const report: Record<string, unknown> = { startedAt: new Date().toISOString(), cpus: os.cpus().length, concurrency: CONCURRENCY, bursts: [] };
   const db = new Client({ connectionString: url });
   try {
@@ -238,8 +246,8 @@ async function main(): Promise<void> {
     const seed = await seedClusters(url, FLEET);
     const bursts: Record<string, unknown>[] = [];
     for (const latency of LATENCIES) {
-      if (TOPOLOGIES.includes('single')) for (const replicas of REPLICAS) bursts.push(await burst(url, db, latency, replicas, 'single', seed.clusterSlugs[3]));
-      if (TOPOLOGIES.includes('split')) bursts.push(await burst(url, db, latency, 1, 'split', seed.clusterSlugs[3]));
+      if (TOPOLOGIES.includes('single')) for (const replicas of REPLICAS) bursts.push(await burst(url, db, counter, latency, replicas, 'single', seed.clusterSlugs[3]));
+      if (TOPOLOGIES.includes('split')) bursts.push(await burst(url, db, counter, latency, 1, 'split', seed.clusterSlugs[3]));
     }
     report.bursts = bursts;
     const byKey = (l: number, r: number) =>
@@ -257,10 +265,11 @@ async function main(): Promise<void> {
     };
     fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     const out = process.env.BENCH_RESULT_FILE ?? 'control-plane.json';
-    fs.writeFileSync(path.join(ROOT, 'bench', 'results', out), JSON.stringify(report, null, 2) + '\n');
+    fs.writeFileSync(path.resolve(ROOT, 'bench', 'results', out), JSON.stringify(report, null, 2) + '\n');
     process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nresults: bench/results/${out}\n`);
   } finally {
     await db.end().catch(() => undefined);
+    await counter?.close().catch(() => undefined);
     await stopDatabase();
   }
 }

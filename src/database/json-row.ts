@@ -1,8 +1,9 @@
 import type { DataSource, EntityTarget, ObjectLiteral } from 'typeorm';
 
 /**
- * Builds an entity from a `to_jsonb(row)` value (snake_case keys, timestamps as strings), using the
- * entity's column metadata, for the few hot queries that fetch several tables in one statement.
+ * Builds an entity from a `to_jsonb(row)` value (snake_case keys, timestamps as strings) or a plain result row
+ * (`RETURNING *`, `SELECT t.*`: pg has parsed the values already), using the entity's column metadata, for the
+ * few hot queries that fetch several tables, or write and read, in one statement.
  */
 export function jsonRowToEntity<T extends ObjectLiteral>(ds: DataSource, target: EntityTarget<T>, json: Record<string, unknown>): T {
   const meta = ds.getMetadata(target);

@@ -2,15 +2,28 @@ import { randomUUID } from 'crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { InjectBackgroundDataSource } from '../database/background-pool';
-import { OBSERVE_CANDIDATE_PREDICATE, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
+import { ClusterEntity, OBSERVE_CANDIDATE_PREDICATE, RECONCILE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
+import { jsonRowToEntity } from '../database/json-row';
 
 /** A cluster this replica holds the lease on: only the claim with this token may record. */
 export interface Claim {
   id: number;
   token: string;
   now: Date;
+}
+
+/** A claim with its cluster's row as the claim (or renewal) left it. */
+export interface ClaimedCluster extends Claim {
+  cluster: ClusterEntity;
+}
+
+/** A cluster row locked in a record transaction while its claim holds the lease, with the slugs its audit row names. */
+export interface HeldCluster {
+  cluster: ClusterEntity;
+  organisationSlug: string | null;
+  environmentSlug: string | null;
 }
 
 /** Settled clusters leased together for one observation. */
@@ -40,39 +53,44 @@ export class ClusterLeases {
     private readonly config: AppConfig,
   ) {}
 
-  /** Leases the next due cluster (not one of `exclude`) to a new claim; null when none is due. */
-  async claim(exclude: number[]): Promise<Claim | null> {
+  /**
+   * Leases up to `limit` due clusters (none of `exclude`), each to a claim of its own, in one statement that also
+   * answers their rows (the driver call needs no read of its own); fewer or none when fewer are due.
+   */
+  async claim(exclude: number[], limit = 1): Promise<ClaimedCluster[]> {
     const now = this.clock.now();
-    const token = randomUUID();
-    const rows: { id: string }[] = await this.dataSource.query(
-      `WITH claimed AS (
-         UPDATE clusters SET reconcile_lease_until = $3, reconcile_lease_token = $4
-          WHERE id = (SELECT id FROM clusters
-                       WHERE ${RECONCILE_CANDIDATE_PREDICATE}
-                         AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
-                         AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $1)
-                         AND NOT (id = ANY($2::bigint[]))
-                       ORDER BY next_attempt_at NULLS FIRST, id
-                       LIMIT 1
-                       FOR UPDATE SKIP LOCKED)
-          RETURNING id)
-       SELECT id FROM claimed`,
-      [now, exclude, this.leaseUntil(now), token],
+    const rows: Record<string, unknown>[] = await this.dataSource.query(
+      `WITH picked AS (
+         SELECT id, gen_random_uuid() AS token FROM clusters
+          WHERE ${RECONCILE_CANDIDATE_PREDICATE}
+            AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
+            AND (reconcile_lease_until IS NULL OR reconcile_lease_until <= $1)
+            AND NOT (id = ANY($2::bigint[]))
+          ORDER BY next_attempt_at NULLS FIRST, id
+          LIMIT ${Math.max(1, Math.floor(limit))}
+          FOR UPDATE SKIP LOCKED)
+       , claimed AS (
+         UPDATE clusters c SET reconcile_lease_until = $3, reconcile_lease_token = picked.token
+           FROM picked WHERE c.id = picked.id
+         RETURNING c.*)
+       SELECT * FROM claimed`,
+      [now, exclude, this.leaseUntil(now)],
     );
-    return rows.length ? { id: Number(rows[0].id), token, now } : null;
+    return rows.map((row) => this.claimed(row, now));
   }
 
   /**
-   * Extends a claim's lease to RECONCILE_LEASE_SECONDS from now (a claim taken ahead that waited for a worker);
-   * null when the lease passed to another claim meanwhile.
+   * Extends a claim's lease to RECONCILE_LEASE_SECONDS from now (a claim taken ahead that waited for a worker),
+   * answering the row as it is now; null when the lease passed to another claim meanwhile.
    */
-  async renew(claim: Claim): Promise<Claim | null> {
+  async renew(claim: Claim): Promise<ClaimedCluster | null> {
     const now = this.clock.now();
-    const [rows] = (await this.dataSource.query(
-      `UPDATE clusters SET reconcile_lease_until = $3 WHERE id = $1 AND reconcile_lease_token = $2 RETURNING id`,
-      [claim.id, claim.token, this.leaseUntil(now)],
-    )) as [unknown[], number];
-    return rows.length ? { ...claim, now } : null;
+    const [rows] = (await this.dataSource.query(`UPDATE clusters SET reconcile_lease_until = $3 WHERE id = $1 AND reconcile_lease_token = $2 RETURNING *`, [
+      claim.id,
+      claim.token,
+      this.leaseUntil(now),
+    ])) as [Record<string, unknown>[], number];
+    return rows.length ? this.claimed(rows[0], now) : null;
   }
 
   /** Gives a claim's lease back (nothing when it passed to another claim meanwhile). */
@@ -83,13 +101,31 @@ export class ClusterLeases {
     );
   }
 
-  /** In the record transaction: locks the row when this claim still holds its lease. */
-  async lockIfHeld(tx: Sql, claim: Claim): Promise<boolean> {
-    const held = (await tx.query(`SELECT id FROM clusters WHERE id = $1 AND reconcile_lease_token = $2 FOR UPDATE`, [claim.id, claim.token])) as unknown[];
-    return held.length > 0;
+  /**
+   * In the record transaction: locks the rows whose lease these claims still hold (in id order, so concurrent
+   * record transactions cannot deadlock on each other) and answers them with their organisation's and
+   * environment's slugs (for the audit rows), by cluster id; a claim whose lease passed is missing.
+   */
+  async lockClaimed(tx: Sql, claims: Claim[]): Promise<Map<number, HeldCluster>> {
+    const rows = (await tx.query(
+      `SELECT c.*, o.slug AS held_org_slug, e.slug AS held_env_slug
+         FROM clusters c
+         LEFT JOIN organisations o ON o.id = c.organisation_id
+         LEFT JOIN environments e ON e.id = c.environment_id
+        WHERE (c.id, c.reconcile_lease_token) IN (SELECT * FROM unnest($1::bigint[], $2::uuid[]))
+        ORDER BY c.id
+        FOR UPDATE OF c`,
+      [claims.map((c) => c.id), claims.map((c) => c.token)],
+    )) as Record<string, unknown>[];
+    return new Map(
+      rows.map((row) => {
+        const cluster = jsonRowToEntity(this.dataSource, ClusterEntity, row);
+        return [cluster.id, { cluster, organisationSlug: row.held_org_slug as string | null, environmentSlug: row.held_env_slug as string | null }];
+      }),
+    );
   }
 
-  /** In the record transaction, after `lockIfHeld`: the lease ends. */
+  /** In the record transaction, after `lockClaimed`: the lease ends (where the step's own update did not end it). */
   async clear(tx: Sql, id: number): Promise<void> {
     await tx.query(`UPDATE clusters SET reconcile_lease_until = NULL, reconcile_lease_token = NULL WHERE id = $1`, [id]);
   }
@@ -156,6 +192,11 @@ export class ClusterLeases {
         WHERE id = $1 AND reconcile_lease_token = $2`,
       [claim.id, claim.token, error.slice(0, 500), this.clock.now(), keepLease],
     );
+  }
+
+  private claimed(row: Record<string, unknown>, now: Date): ClaimedCluster {
+    const cluster = jsonRowToEntity(this.dataSource, ClusterEntity, row);
+    return { id: cluster.id, token: cluster.reconcileLeaseToken!, now, cluster };
   }
 
   private leaseUntil(now: Date): Date {

@@ -27,11 +27,28 @@ const IDLE_RECHECK_SECONDS = 60;
 
 const sameStep = (a: ReconcileStep | null, b: ReconcileStep | null) => JSON.stringify(a) === JSON.stringify(b);
 
+/** What the driver answered for a claimed cluster: one step to record. */
+export interface StepCall {
+  claim: Claim;
+  planned: ReconcileStep | null;
+  answer: DriverAnswer;
+}
+
+/** The slugs an audit row names besides the cluster's own. */
+interface Slugs {
+  organisation: string | null;
+  environment: string | null;
+}
+
+/** The lease ends with the step's own row update (no statement of its own). */
+const LEASE_CLEARED: Partial<ClusterEntity> = { reconcileLeaseUntil: null, reconcileLeaseToken: null };
+
 /**
- * Records what the driver answered for a claimed cluster, in one short transaction: the row is re-read
- * `FOR UPDATE`; only when the lease is still the claim's and the next step is still the one the driver performed
- * are the row, the observed state, the audit and the activity (actor `system`) written, with what the step left
- * behind (`ClusterStepEffects`) and one log line per status change; the lease is cleared either way.
+ * Records what the driver answered for claimed clusters, in one short transaction for one or several steps: the
+ * rows are re-read `FOR UPDATE` in one statement; only where the lease is still the claim's and the next step is
+ * still the one the driver performed are the row, the observed state, the audit and the activity (actor
+ * `system`) written, with what the step left behind (`ClusterStepEffects`) and one log line per status change
+ * (after the commit); the lease is cleared either way (with the row's update where there is one).
  */
 @Injectable()
 export class ClusterStepRecorder {
@@ -45,58 +62,81 @@ export class ClusterStepRecorder {
     private readonly stepEffects: ClusterStepEffects,
   ) {}
 
-  /**
-   * The record transaction. A change meanwhile (e.g. a delete request) supersedes the driver's answer: the next
-   * pass asks for the step that is now due.
-   */
-  record(claim: Claim, planned: ReconcileStep | null, answer: DriverAnswer): Promise<StepRecord> {
-    return this.cls.run(() =>
-      this.txHost.withTransaction(async () => {
-        const { id, now } = claim;
-        const tx = this.txHost.tx;
-        // The lease passed and another replica took the cluster.
-        if (!(await this.leases.lockIfHeld(tx, claim))) return { acted: false, outcome: 'superseded' };
-        const c = await tx.getRepository(ClusterEntity).findOneByOrFail({ id });
-        const step = nextReconcileStep(c);
-        let result: StepRecord = { acted: false, outcome: 'superseded' };
-        if (c.deletedAt === null && sameStep(step, planned)) result = await this.process(c, step, answer, now);
-        await this.leases.clear(tx, id);
-        return result;
-      }),
-    );
+  /** One step in its own transaction (see `recordMany`). */
+  async record(claim: Claim, planned: ReconcileStep | null, answer: DriverAnswer): Promise<StepRecord> {
+    return (await this.recordMany([{ claim, planned, answer }]))[0];
   }
 
-  private async process(c: ClusterEntity, step: ReconcileStep | null, answer: DriverAnswer, now: Date): Promise<StepRecord> {
+  /**
+   * The record transaction of several steps (of different clusters, one claim each), answering one record per
+   * step in the same order. A change meanwhile (e.g. a delete request) supersedes the driver's answer: the next
+   * pass asks for the step that is now due. It commits or rolls back as a whole: a caller that wants the other
+   * steps recorded when one fails records them one by one.
+   */
+  async recordMany(steps: StepCall[]): Promise<StepRecord[]> {
+    const logs: (() => void)[] = [];
+    const results = await this.cls.run(() =>
+      this.txHost.withTransaction(async () => {
+        const tx = this.txHost.tx;
+        const held = await this.leases.lockClaimed(
+          tx,
+          steps.map((s) => s.claim),
+        );
+        const out: StepRecord[] = [];
+        for (const { claim, planned, answer } of steps) {
+          const h = held.get(claim.id);
+          // The lease passed and another replica took the cluster.
+          if (!h) {
+            out.push({ acted: false, outcome: 'superseded' });
+            continue;
+          }
+          const c = h.cluster;
+          const step = nextReconcileStep(c);
+          if (c.deletedAt === null && sameStep(step, planned)) {
+            out.push(await this.process(c, { organisation: h.organisationSlug, environment: h.environmentSlug }, step, answer, claim.now, logs));
+          } else {
+            await this.leases.clear(tx, c.id);
+            out.push({ acted: false, outcome: 'superseded' });
+          }
+        }
+        return out;
+      }),
+    );
+    for (const log of logs) log();
+    return results;
+  }
+
+  private async process(c: ClusterEntity, slugs: Slugs, step: ReconcileStep | null, answer: DriverAnswer, now: Date, logs: (() => void)[]): Promise<StepRecord> {
     const repo = this.txHost.tx.getRepository(ClusterEntity);
     if (!step) {
       // At rest: a fulfilled or meaningless intent is cleared so the row leaves the candidate set.
-      await repo.update({ id: c.id }, { desiredStatus: null, nextAttemptAt: null, observedVersion: c.observedVersion ?? c.version });
+      await repo.update({ id: c.id }, { desiredStatus: null, nextAttemptAt: null, observedVersion: c.observedVersion ?? c.version, ...LEASE_CLEARED });
       return { acted: false, outcome: 'idle' };
     }
     if (step.kind === 'idle') {
-      await repo.update({ id: c.id }, { nextAttemptAt: new Date(now.getTime() + IDLE_RECHECK_SECONDS * 1000) });
+      await repo.update({ id: c.id }, { nextAttemptAt: new Date(now.getTime() + IDLE_RECHECK_SECONDS * 1000), ...LEASE_CLEARED });
       return { acted: false, outcome: 'idle' };
     }
     if (step.kind === 'recover') {
       if (answer.kind !== 'observe') throw new Error('No observation for a recovery step');
-      return { acted: await this.recover(c, answer.seen, now), outcome: 'recovered' };
+      return { acted: await this.recover(c, slugs, answer.seen, now, logs), outcome: 'recovered' };
     }
     if (answer.kind !== 'advance') throw new Error(`No driver answer for step ${step.step}`);
     const outcome = answer.outcome;
     if (outcome.outcome === 'pending') {
-      await repo.update({ id: c.id }, { nextAttemptAt: outcome.retryAt });
+      await repo.update({ id: c.id }, { nextAttemptAt: outcome.retryAt, ...LEASE_CLEARED });
       return { acted: false, outcome: 'pending' };
     }
     if (outcome.outcome === 'failed') {
-      await this.fail(c, step, outcome.error, now);
+      await this.failStep(c, slugs, step, outcome.error, now, logs, LEASE_CLEARED);
       return { acted: true, outcome: 'failed' };
     }
-    await this.apply(c, step, now);
+    await this.apply(c, slugs, step, now, logs);
     await this.stepEffects.afterStep(c, step.step, outcome, now);
     return { acted: true, outcome: 'completed' };
   }
 
-  private async apply(c: ClusterEntity, step: DriverStep, now: Date): Promise<void> {
+  private async apply(c: ClusterEntity, slugs: Slugs, step: DriverStep, now: Date, logs: (() => void)[]): Promise<void> {
     const tx = this.txHost.tx;
     const before = { status: c.status, provisionStatus: c.provisionStatus, version: c.observedVersion };
     const patch: Partial<ClusterEntity> = {
@@ -106,10 +146,11 @@ export class ClusterStepRecorder {
       lastError: null,
       observedAt: now,
       modifiedAt: now,
+      ...LEASE_CLEARED,
     };
     let details: AuditDetails;
     let message: string;
-    const subject = await this.subject(c);
+    const subject = this.subjectOf(c, slugs);
     const change = afterStep(c, step);
     patch.status = change.status;
     patch.provisionStatus = change.provisionStatus;
@@ -144,11 +185,17 @@ export class ClusterStepRecorder {
       { type: step.auditType, ...subject.refs, details: { ...details, step: { old: null, new: step.step } }, subject: subject.text, message },
       SYSTEM_ACTOR,
     );
-    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, before.status, change.status, step.step);
+    logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, before.status, change.status, step.step));
   }
 
   /** The driver lost the cluster in `step`: it goes to `unknown` with backoff (also for lost observations, in their transaction). */
   async fail(c: ClusterEntity, step: DriverStep, error: string, now: Date): Promise<void> {
+    const logs: (() => void)[] = [];
+    await this.failStep(c, await this.slugs(c), step, error, now, logs);
+    for (const log of logs) log();
+  }
+
+  private async failStep(c: ClusterEntity, slugs: Slugs, step: DriverStep, error: string, now: Date, logs: (() => void)[], extra: Partial<ClusterEntity> = {}): Promise<void> {
     const attempts = c.attempts + 1;
     await this.txHost.tx.getRepository(ClusterEntity).update(
       { id: c.id },
@@ -160,9 +207,10 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: 'unknown',
         modifiedAt: now,
+        ...extra,
       },
     );
-    const subject = await this.subject(c);
+    const subject = this.subjectOf(c, slugs);
     await this.audit.write(
       {
         type: 'CLUSTER_FAILED',
@@ -173,10 +221,10 @@ export class ClusterStepRecorder {
       },
       SYSTEM_ACTOR,
     );
-    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, c.status, 'unknown', step.step, error);
+    logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, c.status, 'unknown', step.step, error));
   }
 
-  private async recover(c: ClusterEntity, seen: DriverObservation, now: Date): Promise<boolean> {
+  private async recover(c: ClusterEntity, slugs: Slugs, seen: DriverObservation, now: Date, logs: (() => void)[]): Promise<boolean> {
     const repo = this.txHost.tx.getRepository(ClusterEntity);
     if (!seen.ok) {
       const attempts = c.attempts + 1;
@@ -188,6 +236,7 @@ export class ClusterStepRecorder {
           nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempts) * 1000),
           observedAt: now,
           observedStatus: 'unknown',
+          ...LEASE_CLEARED,
         },
       );
       return false;
@@ -205,9 +254,10 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: resumed,
         modifiedAt: now,
+        ...LEASE_CLEARED,
       },
     );
-    const subject = await this.subject(c);
+    const subject = this.subjectOf(c, slugs);
     await this.audit.write(
       {
         type: 'CLUSTER_RECOVERED',
@@ -218,7 +268,7 @@ export class ClusterStepRecorder {
       },
       SYSTEM_ACTOR,
     );
-    this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, 'unknown', resumed, 'RECOVERED');
+    logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, 'unknown', resumed, 'RECOVERED'));
     return true;
   }
 
@@ -231,16 +281,21 @@ export class ClusterStepRecorder {
     else this.logger.log(fields, text);
   }
 
-  private async subject(c: ClusterEntity) {
+  /** The slugs of a cluster's organisation and environment (the record transaction has them from its locking read). */
+  private async slugs(c: ClusterEntity): Promise<Slugs> {
     const [row] = await this.txHost.tx.query(
       `SELECT o.slug AS org_slug, e.slug AS env_slug FROM organisations o JOIN environments e ON e.id = $2 WHERE o.id = $1`,
       [c.organisationId, c.environmentId],
     );
+    return { organisation: row?.org_slug ?? null, environment: row?.env_slug ?? null };
+  }
+
+  private subjectOf(c: ClusterEntity, slugs: Slugs) {
     return {
-      text: `${row?.env_slug ?? '?'}/${c.slug}`,
+      text: `${slugs.environment ?? '?'}/${c.slug}`,
       refs: {
-        organisation: { id: c.organisationId, slug: row?.org_slug ?? '' },
-        environment: { id: c.environmentId, slug: row?.env_slug ?? '' },
+        organisation: { id: c.organisationId, slug: slugs.organisation ?? '' },
+        environment: { id: c.environmentId, slug: slugs.environment ?? '' },
         cluster: { id: c.id, slug: c.slug },
       },
     };

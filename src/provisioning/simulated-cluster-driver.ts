@@ -37,20 +37,23 @@ export class SimulatedClusterDriver implements ClusterDriver {
   ) {}
 
   async advance(cluster: ClusterEntity, step: string, now: Date): Promise<DriverOutcome> {
-    await this.latency();
     const startedAt = cluster.stepStartedAt ?? cluster.modifiedAt;
     const readyAt = new Date(startedAt.getTime() + this.config.PROVISIONING_STEP_SECONDS * 1000);
-    if (readyAt.getTime() > now.getTime() && !byonStepIsImmediate(cluster, step)) return { outcome: 'pending', retryAt: readyAt };
-    if (await this.consumeFault(cluster.id, step)) {
-      return { outcome: 'failed', error: `Simulated driver failure in step ${step}` };
+    if (readyAt.getTime() > now.getTime() && !byonStepIsImmediate(cluster, step)) {
+      await this.latency();
+      return { outcome: 'pending', retryAt: readyAt };
     }
+    // The fault lookup is this simulation's own bookkeeping, not part of a provider's call: it runs during the
+    // latency, so a call takes SIMULATED_DRIVER_LATENCY_MS, not that plus a database round trip.
+    const [faulted] = await Promise.all([this.consumeFault(cluster.id, step), this.latency()]);
+    if (faulted) return { outcome: 'failed', error: `Simulated driver failure in step ${step}` };
     if (step === 'CLUSTER_PROVISIONED') return { outcome: 'done', controlPlane: simulatedControlPlane(cluster, now) };
     return { outcome: 'done' };
   }
 
   async observe(cluster: ClusterEntity): Promise<DriverObservation> {
-    await this.latency();
-    if (await this.consumeFault(cluster.id, 'observe')) return { ok: false, error: LOST_CONTACT };
+    const [faulted] = await Promise.all([this.consumeFault(cluster.id, 'observe'), this.latency()]);
+    if (faulted) return { ok: false, error: LOST_CONTACT };
     return this.healthy(cluster);
   }
 
