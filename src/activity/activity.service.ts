@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
-import { Bind, sqlParams } from '../common/sql-params';
+import { SqlPart, sqlParams } from '../common/sql-params';
 
 const ACTIONS: Record<string, string> = {
   CREATED: 'created',
@@ -51,7 +51,7 @@ export class ActivityService {
    * row and its webhook event: AuditService), so that they cost one round trip. A plain statement: TypeORM's insert
    * builder costs more CPU than the row.
    */
-  insert(organisationId: number, type: string, message: string, actor: Actor): (bind: Bind) => string {
+  insert(organisationId: number, type: string, message: string, actor: Actor): SqlPart {
     const values = [organisationId, type, redactForRecord(message) as string, actor.identity, actor.username, this.clock.now()];
     return (bind) =>
       `INSERT INTO activity_events (organisation_id, type, message, actor_identity, actor_username, created_at) VALUES (${values.map(bind).join(', ')})`;

@@ -5,7 +5,7 @@ import { activitySentence, ActivityService } from '../activity/activity.service'
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
-import { Bind, sqlParams } from '../common/sql-params';
+import { SqlPart, sqlParams } from '../common/sql-params';
 import type { AuditDetails } from './audit-event.entity';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import type { AuditEntry } from './audit-recorder';
@@ -48,7 +48,7 @@ export class AuditService {
       this.clock.now(),
     ];
     // Plain SQL: TypeORM's insert builder costs more CPU than the row, and every mutating request writes one.
-    const auditRow = (bind: Bind) =>
+    const auditRow: SqlPart = (bind) =>
       `INSERT INTO audit_events (type, actor_id, actor_username, organisation_id, organisation_slug, environment_id, environment_slug,
          cluster_id, cluster_slug, cluster_node_pool_id, cluster_node_pool_name, cloud_account_name, referenced_entity_identity, details, created_at)
        VALUES (${values.map(bind).join(', ')})`;

@@ -17,6 +17,10 @@ import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
 import { principalPolicyUser } from './policy-user';
 import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVariable } from './policy-variables';
 
+/** A cluster being deleted (asked for, under way or done): no policy applies to it any more. */
+const beingDeleted = (row: { desiredStatus: string | null; status: string }): boolean =>
+  row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
+
 /** The cluster before a change, taken before anything is written (see `before`). */
 export interface PolicySnapshot {
   clusterId: number;
@@ -103,7 +107,7 @@ export class ClusterPolicyEnforcer {
     const row = typeof cluster === 'number' ? (await this.inputs.clusterRows([cluster]))[0] : cluster;
     const clusterId = Number(row.id);
     const organisationId = Number(row.organisationId);
-    const deleting = row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
+    const deleting = beingDeleted(row);
     const policies = deleting ? [] : (enabled ?? (await this.enabledPolicies(organisationId)));
     const oldObject = policies.length ? (await this.inputs.objects([row]))[0] : null;
     return { clusterId, slug: row.slug, identity: row.identity, organisationId, deleting, policies, oldObject };
@@ -129,7 +133,7 @@ export class ClusterPolicyEnforcer {
     }
     const [row] = await this.inputs.clusterRows([change.clusterId]);
     if (!row) return { ...verdict, skipped: true };
-    const deleting = change.before ? change.before.deleting : row.desiredStatus === 'deleting' || row.status === 'deleting' || row.status === 'deleted';
+    const deleting = change.before ? change.before.deleting : beingDeleted(row);
     const policies = deleting ? [] : (change.before?.policies ?? (await this.enabledPolicies(Number(row.organisationId))));
     verdict.cluster = { id: Number(row.id), slug: row.slug, identity: row.identity };
     // Nothing to evaluate: the environment and organisation are not read (a PATCH without policies stays lean).

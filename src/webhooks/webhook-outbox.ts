@@ -6,7 +6,7 @@ import { ORGANISATION_AUDIT_EVENT_TYPES } from '../audit/audit-event-types';
 import type { Actor } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
-import { Bind, sqlParams } from '../common/sql-params';
+import { SqlPart, sqlParams } from '../common/sql-params';
 
 /** Events that exist for webhooks only, beside every audit event type of the organisation. */
 export const WEBHOOK_ONLY_EVENT_TYPES = [
@@ -80,7 +80,7 @@ export class WebhookOutbox {
    * `alongside`: other rows of the same change, written by the same statement (data-modifying CTEs run whether or not
    * the statement reads them), so that an audit row, its activity event and its webhook event cost one round trip.
    */
-  async enqueue(event: OutboxEvent, onlySubscriptionId?: number, alongside: ((bind: Bind) => string)[] = []): Promise<number> {
+  async enqueue(event: OutboxEvent, onlySubscriptionId?: number, alongside: SqlPart[] = []): Promise<number> {
     const { values, bind } = sqlParams();
     const before = alongside.map((write, i) => `w${i} AS (${write(bind)}), `).join('');
     const org = bind(event.organisationId);
@@ -120,7 +120,7 @@ export class WebhookOutbox {
     type: string,
     data: Omit<WebhookEventData, 'organisation' | 'actor'>,
     actor: Actor,
-    alongside: ((bind: Bind) => string)[] = [],
+    alongside: SqlPart[] = [],
   ): Promise<void> {
     const full: WebhookEventData = { organisation: { slug: organisation.slug }, actor: { identity: actor.identity, username: actor.username }, ...data };
     await this.enqueue({ organisationId: organisation.id, type, data: full }, undefined, alongside);

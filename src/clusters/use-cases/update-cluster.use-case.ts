@@ -50,29 +50,6 @@ const AUDITED = [
 
 type Audited = (typeof AUDITED)[number];
 
-/** The column of each audited property; the jsonb ones are sent as JSON text (pg would send a JS array as a SQL array). */
-const COLUMNS: Record<Audited, string> = {
-  name: 'name',
-  description: 'description',
-  desiredStatus: 'desired_status',
-  version: 'version',
-  updateChannel: 'update_channel',
-  autoUpgrade: 'auto_upgrade',
-  autoUpgradePolicy: 'auto_upgrade_policy',
-  highlyAvailable: 'highly_available',
-  enableNetworkEncryption: 'enable_network_encryption',
-  podSecurityStandardsProfile: 'pod_security_standards_profile',
-  deleteProtection: 'delete_protection',
-  ipWhitelist: 'ip_whitelist',
-  addons: 'addons',
-  clusterAutoscalerSettings: 'cluster_autoscaler_settings',
-  maintenanceScheduleId: 'maintenance_schedule_id',
-  maintenanceExclusions: 'maintenance_exclusions',
-  upstreamClusterId: 'upstream_cluster_id',
-  upgradeSoakHours: 'upgrade_soak_hours',
-};
-const JSONB = new Set<Audited>(['ipWhitelist', 'addons', 'clusterAutoscalerSettings', 'maintenanceExclusions']);
-
 const REQUEST_TYPES: Record<ClusterDesiredStatus, string> = {
   starting: 'CLUSTER_START_REQUESTED',
   stopping: 'CLUSTER_STOP_REQUESTED',
@@ -228,10 +205,14 @@ export class UpdateClusterUseCase {
   private async write(id: number, next: ClusterEntity, changed: Audited[], now: Date, wakeReconciler: boolean): Promise<ClusterRow> {
     const params: unknown[] = [id, now];
     const set = ['modified_at = $2', 'row_version = row_version + 1'];
+    const meta = this.txHost.tx.dataSource.getMetadata(ClusterEntity);
     for (const k of changed) {
+      const column = meta.findColumnWithPropertyName(k)!;
       const v = (next as unknown as Record<string, unknown>)[k];
-      params.push(JSONB.has(k) ? JSON.stringify(v) : v);
-      set.push(`${COLUMNS[k]} = $${params.length}${JSONB.has(k) ? '::jsonb' : ''}`);
+      // jsonb values go as JSON text: pg would send a JS array as a SQL array.
+      const jsonb = column.type === 'jsonb';
+      params.push(jsonb ? JSON.stringify(v) : v);
+      set.push(`${column.databaseName} = $${params.length}${jsonb ? '::jsonb' : ''}`);
     }
     if (wakeReconciler) set.push('next_attempt_at = NULL');
     // TypeORM answers an UPDATE as [rows, rowCount].
