@@ -8,6 +8,8 @@ import { SecretResponseInterceptor } from '../../src/common/secret-response.inte
 import pino from 'pino';
 import { LazyRequestLogger } from '../../src/logging';
 import { securityHeaders } from '../../src/http-hardening';
+import { ApplicationConfig } from '@nestjs/core';
+import { MUTATING_ROUTE, scopeGlobalInterceptors } from '../../src/common/route-interceptors';
 
 /** What a pino logger at `level` writes, line by line. */
 function capture(level: string) {
@@ -75,6 +77,12 @@ describe('interceptors scoped to the routes they act on', () => {
       const context = { switchToHttp: () => ({ getRequest: () => ({ method }) }) } as unknown as ExecutionContext;
       expect(interceptor.intercept(context, { handle: () => handled })).toBe(handled);
     }
+  });
+
+  it('refuses to scope an interceptor that is not global (a renamed registration would leave routes unaudited)', () => {
+    const config = new ApplicationConfig();
+    const app = { get: (token: unknown) => (token === ApplicationConfig ? config : undefined) } as never;
+    expect(() => scopeGlobalInterceptors(app, new Map([[AuditInterceptor, MUTATING_ROUTE]]))).toThrow('AuditInterceptor is not a global interceptor');
   });
 
   it('the secret interceptor acts only on handlers whose answers declare a secret', () => {
