@@ -14,7 +14,8 @@ import { perRequest, StatementCounter } from './statements';
 /**
  * npm run bench: the service against a minimal baseline (Fastify + pg, same SQL, same JSON, no Nest,
  * no auth) on the same data in one run, at 10,000 and then 100,000 clusters. Prints a table and writes
- * bench/results/latest.json. After the throughput measurements of each size, an analysis pass sends a fixed
+ * bench/results/latest.json. In each repetition the two sides of an operation are measured back to back, the first side
+ * alternating between repetitions; the best repetition of each side counts. After the throughput measurements of each size, an analysis pass sends a fixed
  * number of requests of each operation to each side and reports statements per request (pg_stat_statements) and
  * CPU ms per request (/proc); at the last size, V8 CPU profiles of each operation on each side are summarised in
  * bench/results/profile-<op>.md (raw profiles in bench/results/profiles/, not committed).
@@ -97,11 +98,27 @@ function targetOptions(t: Target, base: string, seed: SeedResult, auth: boolean,
   };
 }
 
-async function measureTargets(base: string, seed: SeedResult, auth: boolean, tag: string): Promise<Record<Target, Measure>> {
+/**
+ * One repetition: the two sides of each operation are measured back to back, the side that goes first alternating
+ * between repetitions, so that neither side is always measured in the wake of the other's writes (a PATCH burst
+ * leaves dead tuples and autovacuum work behind) or right after seeding.
+ */
+async function measureRepetition(
+  bases: { service: string; baseline: string },
+  seed: SeedResult,
+  size: number,
+  r: number,
+): Promise<{ service: Record<Target, Measure>; baseline: Record<Target, Measure> }> {
   const only = process.env.BENCH_TARGETS?.split(',');
   const skip: Measure = { rps: 0, p50: 0, p99: 0, errors: 0, non2xx: 0 };
-  const out = {} as Record<Target, Measure>;
-  for (const t of TARGETS) out[t] = only && !only.includes(t) ? skip : await measure(targetOptions(t, base, seed, auth, tag));
+  const out = { service: {} as Record<Target, Measure>, baseline: {} as Record<Target, Measure> };
+  const order: ('service' | 'baseline')[] = r % 2 === 0 ? ['service', 'baseline'] : ['baseline', 'service'];
+  for (const t of TARGETS) {
+    for (const side of order) {
+      out[side][t] =
+        only && !only.includes(t) ? skip : await measure(targetOptions(t, bases[side], seed, side === 'service', `${side[0]}${size}r${r}`));
+    }
+  }
   return out;
 }
 
@@ -265,8 +282,12 @@ async function main(): Promise<void> {
       const reps: { service: Record<Target, Measure>; baseline: Record<Target, Measure>; rssMb: number }[] = [];
       const rssBefore = rssMb(service.pid!);
       for (let r = 0; r < REPETITIONS; r++) {
-        const s = await measureTargets(`http://127.0.0.1:${servicePort}`, seed, true, `s${size}r${r}`);
-        const b = await measureTargets(`http://127.0.0.1:${baselinePort}`, seed, false, `b${size}r${r}`);
+        const { service: s, baseline: b } = await measureRepetition(
+          { service: `http://127.0.0.1:${servicePort}`, baseline: `http://127.0.0.1:${baselinePort}` },
+          seed,
+          size,
+          r,
+        );
         reps.push({ service: s, baseline: b, rssMb: rssMb(service.pid!) });
         process.stdout.write(`  ${size} rep ${r + 1}: list ${s.list.rps}/${b.list.rps} get ${s.get.rps}/${b.get.rps} patch ${s.patch.rps}/${b.patch.rps} req/s (service/baseline), RSS ${reps[r].rssMb} MB\n`);
       }
