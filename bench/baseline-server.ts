@@ -62,7 +62,10 @@ app.patch<{ Params: { org: string; env: string; cluster: string }; Body: { descr
     if (!org) return reply.code(404).send({ message: 'not found' });
     const client = await pool.connect();
     const sql: Sql = async (text, params) => (await client.query(text, params as unknown[])).rows;
+    let row: ClusterRow;
     try {
+      // The service's transaction: the row lock, one UPDATE that also writes the audit row, the activity event and
+      // the webhook event (no subscription here, so none is inserted), COMMIT; the answer's related rows after it.
       await client.query('BEGIN');
       const found = await lookup(sql, org.id, req.params.env, req.params.cluster, true);
       if (!found) {
@@ -72,31 +75,55 @@ app.patch<{ Params: { org: string; env: string; cluster: string }; Body: { descr
       const { env, cluster } = found;
       const now = new Date();
       const description = req.body?.description ?? null;
-      const details = description !== cluster.description ? { description: { old: cluster.description, new: description } } : {};
-      if (Object.keys(details).length) {
-        await sql(`UPDATE clusters SET modified_at = $2, description = $3, row_version = row_version + 1 WHERE id = $1`, [cluster.id, now, description]);
+      row = cluster;
+      if (description !== cluster.description) {
+        const change = { description: { old: cluster.description, new: description } };
+        const details = JSON.stringify(change);
+        const data = JSON.stringify({ organisation: { slug: org.slug }, environment: { slug: env.slug }, cluster: { slug: cluster.slug }, details: change });
+        [row] = (await sql(
+          `WITH audit_row AS (
+             INSERT INTO audit_events (type, actor_id, actor_username, organisation_id, organisation_slug, environment_id, environment_slug,
+                                       cluster_id, cluster_slug, referenced_entity_identity, details, created_at)
+             VALUES ('CLUSTER_UPDATED', NULL, 'baseline', $1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ), activity_row AS (
+             INSERT INTO activity_events (organisation_id, type, message, actor_identity, actor_username, created_at)
+             VALUES ($1, 'CLUSTER_UPDATED', $10, NULL, 'baseline', $9)
+           ), e0_subs AS (
+             SELECT id FROM webhook_subscriptions WHERE organisation_id = $1 AND enabled AND event_types && ARRAY['CLUSTER_UPDATED', '*']::text[]
+           ), e0_event AS (
+             INSERT INTO webhook_events (organisation_id, type, source, subject, data, created_at)
+             SELECT $1, 'CLUSTER_UPDATED', $11, $12, $13::jsonb, $9 WHERE EXISTS (SELECT 1 FROM e0_subs) RETURNING id
+           ), e0_deliveries AS (
+             INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
+             SELECT s.id, ev.id, 'PENDING', $9, $9 FROM e0_subs s, e0_event ev RETURNING id
+           )
+           UPDATE clusters c SET modified_at = $9, row_version = row_version + 1, description = $14 WHERE c.id = $5 RETURNING ${CLUSTER_SELECT}`,
+          [
+            org.id,
+            org.slug,
+            env.id,
+            env.slug,
+            cluster.id,
+            cluster.slug,
+            cluster.identity,
+            details,
+            now,
+            `baseline updated cluster ${env.slug}/${cluster.slug}`,
+            `/api/v1/orgs/${org.slug}`,
+            `clusters/${env.slug}/${cluster.slug}`,
+            data,
+            description,
+          ],
+        )) as ClusterRow[];
       }
-      const [updated] = await sql(`SELECT ${CLUSTER_SELECT} FROM clusters c WHERE c.id = $1`, [cluster.id]);
-      await sql(
-        `INSERT INTO audit_events (type, actor_id, actor_username, organisation_id, organisation_slug, environment_id, environment_slug,
-                                   cluster_id, cluster_slug, referenced_entity_identity, details, created_at)
-         VALUES ('CLUSTER_UPDATED', NULL, 'baseline', $1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-        [org.id, org.slug, env.id, env.slug, cluster.id, cluster.slug, cluster.identity, JSON.stringify(details), now],
-      );
-      await sql(`INSERT INTO activity_events (organisation_id, type, message, actor_identity, actor_username, created_at) VALUES ($1, 'CLUSTER_UPDATED', $2, NULL, 'baseline', $3)`, [
-        org.id,
-        `baseline updated cluster ${env.slug}/${cluster.slug}`,
-        now,
-      ]);
-      const view = (await clusterViews(sql, [updated as ClusterRow], { extended: true, showCompute: true }))[0];
       await client.query('COMMIT');
-      return view;
     } catch (e) {
       await client.query('ROLLBACK').catch(() => undefined);
       throw e;
     } finally {
       client.release();
     }
+    return (await clusterViews(poolSql, [row], { extended: true, showCompute: true }))[0];
   },
 );
 

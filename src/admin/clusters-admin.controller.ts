@@ -3,6 +3,7 @@ import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { OwnTransaction } from '../audit/audited-transaction';
 import { IsBoolean, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { PlatformAdminOnly } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
@@ -86,6 +87,7 @@ export class ClustersAdminController {
   }
 
   @Put(':clusterIdentity')
+  @OwnTransaction()
   @ApiDoc({
     summary: 'Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH',
     description:

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
+import { Actor, actorOf, CLS_PRINCIPAL, Principal, SYSTEM_ACTOR } from '../auth/principal';
 import type { AuditDetails } from './audit-event.entity';
 
 export interface AuditRef {
@@ -25,6 +26,7 @@ export interface AuditEntry {
 }
 
 const KEY = 'audit.entries';
+const WRITTEN = 'audit.written';
 
 /** Collects the audit entries of the current request (held in the request's CLS context). */
 @Injectable()
@@ -38,10 +40,30 @@ export class AuditRecorder {
     this.cls.set(KEY, list);
   }
 
+  /** An entry the change wrote itself, in its own statement (AuditService.inStatement): counted, not written again. */
+  recordWritten(entry: AuditEntry): void {
+    if (!this.cls.isActive()) throw new Error('AuditRecorder.recordWritten called outside a request or job context');
+    this.cls.set(WRITTEN, [...(this.cls.get<AuditEntry[]>(WRITTEN) ?? []), entry]);
+  }
+
+  /** The entries still to be written (reset). */
   take(): AuditEntry[] {
-    if (!this.cls.isActive()) return [];
-    const list = this.cls.get<AuditEntry[]>(KEY) ?? [];
+    return this.takeAll().pending;
+  }
+
+  /** The entries still to be written and those the change wrote itself; both are reset. */
+  takeAll(): { pending: AuditEntry[]; written: AuditEntry[] } {
+    if (!this.cls.isActive()) return { pending: [], written: [] };
+    const pending = this.cls.get<AuditEntry[]>(KEY) ?? [];
+    const written = this.cls.get<AuditEntry[]>(WRITTEN) ?? [];
     this.cls.set(KEY, []);
-    return list;
+    this.cls.set(WRITTEN, []);
+    return { pending, written };
+  }
+
+  /** Who the current request acts as (the principal the guard stored), or the system in background work. */
+  actor(): Actor {
+    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(CLS_PRINCIPAL) : undefined;
+    return principal?.user ? actorOf(principal) : SYSTEM_ACTOR;
   }
 }

@@ -8,7 +8,7 @@ import { redactForRecord } from '../common/secret-fields';
 import { SqlPart, sqlParams } from '../common/sql-params';
 import type { AuditDetails } from './audit-event.entity';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
-import type { AuditEntry } from './audit-recorder';
+import { AuditEntry, AuditRecorder } from './audit-recorder';
 
 /**
  * Writes audit rows, the matching activity event and the webhook outbox rows, all in the caller's
@@ -21,11 +21,32 @@ export class AuditService {
     private readonly clock: Clock,
     private readonly activity: ActivityService,
     private readonly outbox: WebhookOutbox,
+    private readonly recorder: AuditRecorder,
   ) {}
 
   async write(entry: AuditEntry, actor: Actor): Promise<void> {
+    const rows = this.rows(entry, actor);
+    if (!rows) return;
+    const { values, bind } = sqlParams();
+    await this.txHost.tx.query(`WITH ${rows(bind)} SELECT 1`, values);
+  }
+
+  /**
+   * The rows of an entry as CTEs for a statement the change itself runs (e.g. `WITH <these> UPDATE clusters ...`): the
+   * entry is recorded as written, so the transaction that ends the request does not write it again. Null when the
+   * entry writes nothing (an update that changed nothing). Call it inside the change's transaction, and only when
+   * that statement will run.
+   */
+  inStatement(entry: AuditEntry): SqlPart | null {
+    const rows = this.rows(entry, this.recorder.actor());
+    this.recorder.recordWritten(entry);
+    return rows;
+  }
+
+  /** The audit row, the activity event and the webhook events of an entry, as CTEs of one statement. */
+  private rows(entry: AuditEntry, actor: Actor): SqlPart | null {
     // An update that changed nothing (e.g. a PATCH repeating the current values) leaves no trace.
-    if (entry.type.endsWith('_UPDATED') && entry.details && Object.keys(entry.details).length === 0) return;
+    if (entry.type.endsWith('_UPDATED') && entry.details && Object.keys(entry.details).length === 0) return null;
     // Records never hold a secret: declared and secret-looking properties, and URL credentials, are redacted here once
     // for the audit row, the activity sentence and the webhook event built from them.
     const details = redactForRecord(entry.details ?? {}) as AuditDetails;
@@ -49,18 +70,15 @@ export class AuditService {
     ];
     // Plain SQL: TypeORM's insert builder costs more CPU than the row, and every mutating request writes one.
     const auditRow: SqlPart = (bind) =>
-      `INSERT INTO audit_events (type, actor_id, actor_username, organisation_id, organisation_slug, environment_id, environment_slug,
+      `audit_row AS (INSERT INTO audit_events (type, actor_id, actor_username, organisation_id, organisation_slug, environment_id, environment_slug,
          cluster_id, cluster_slug, cluster_node_pool_id, cluster_node_pool_name, cloud_account_name, referenced_entity_identity, details, created_at)
-       VALUES (${values.map(bind).join(', ')})`;
-    if (!entry.organisation) {
-      const { values: params, bind } = sqlParams();
-      await this.txHost.tx.query(auditRow(bind), params);
-      return;
-    }
-    // The audit row, its activity event and its webhook event in one statement: one round trip inside the change's
-    // transaction (a PATCH holds its cluster's row lock until COMMIT) instead of three.
+       VALUES (${values.map(bind).join(', ')}))`;
+    if (!entry.organisation) return auditRow;
+    // The audit row, its activity event and its webhook events in one statement: one round trip inside the change's
+    // transaction (a PATCH holds its cluster's row lock until COMMIT) instead of three or more.
     const message = redactForRecord(entry.message ?? activitySentence(entry.type, actor.username, subject)) as string;
-    await this.outbox.enqueueAudit(
+    const activity = this.activity.insert(entry.organisation.id, entry.type, message, actor);
+    const events = this.outbox.auditEventCtes(
       entry.organisation,
       entry.type,
       {
@@ -73,7 +91,7 @@ export class AuditService {
         details,
       },
       actor,
-      [auditRow, this.activity.insert(entry.organisation.id, entry.type, message, actor)],
     );
+    return (bind) => `${auditRow(bind)}, activity_row AS (${activity(bind)}), ${events(bind)}`;
   }
 }

@@ -49,13 +49,6 @@ const RELATED_FIELDS = {
 
 const iso = (d: Date | null | undefined): string | null => (d ? new Date(d).toISOString() : null);
 
-/** One statement after the other: a transaction's connection runs them in sequence anyway. */
-async function sequential<T>(thunks: (() => Promise<T>)[]): Promise<T[]> {
-  const out: T[] = [];
-  for (const th of thunks) out.push(await th());
-  return out;
-}
-
 const ids = (xs: (number | null | undefined)[]) => [...new Set(xs.filter((x): x is number => x != null).map(Number))];
 
 /** Every column of `clusters`, aliased to the entity's property names. */
@@ -179,7 +172,9 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
 
   // Every referenced row in ONE statement: each kind is a json_agg sub-select (one round trip instead of nine).
   // A kind no needed field reads gets no ids (its sub-select reads nothing); none needed: no statement.
-  const anyRelated = (Object.keys(RELATED_FIELDS) as (keyof typeof RELATED_FIELDS)[]).some((k) => k !== 'references' && needs(k));
+  // The update's answer (extended) reads the upstream and downstream references in the same statement.
+  const withRefs = !!opts.extended && needs('references');
+  const anyRelated = withRefs || (Object.keys(RELATED_FIELDS) as (keyof typeof RELATED_FIELDS)[]).some((k) => k !== 'references' && needs(k));
   const [related] = !anyRelated
     ? [{ orgs: [], envs: [], accounts: [], creds: [], channels: [], schedules: [], tenants: [], pools: [], compute: [] }]
     : await q(
@@ -210,7 +205,12 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
        (SELECT COALESCE(json_agg(x), '[]') FROM (
           SELECT DISTINCT ON (cluster_id) cluster_id, id, name FROM cluster_node_pools
            WHERE cluster_id = ANY($7::bigint[]) ORDER BY cluster_id, id) x) AS pools,
-       (SELECT COALESCE(json_agg(x), '[]') FROM (${POOL_COMPUTE_SQL} WHERE $8::boolean AND p.cluster_id = ANY($7::bigint[]) AND c.id = ANY($7::bigint[]) GROUP BY p.cluster_id) x) AS compute`,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (${POOL_COMPUTE_SQL} WHERE $8::boolean AND p.cluster_id = ANY($7::bigint[]) AND c.id = ANY($7::bigint[]) GROUP BY p.cluster_id) x) AS compute${
+         withRefs
+           ? `,
+       (SELECT COALESCE(json_agg(x), '[]') FROM (${REFERENCES_SQL}) x) AS refs`
+           : ''
+       }`,
     [
       when('orgs', ids(clusters.map((c) => c.organisationId))),
       when('envs', ids(clusters.map((c) => c.environmentId))),
@@ -220,6 +220,7 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
       when('schedules', ids(clusters.map((c) => c.maintenanceScheduleId))),
       needs('tenants') || needs('pools') || showCompute ? clusterIds : [],
       showCompute,
+      ...(withRefs ? [ids(clusters.map((c) => c.upstreamClusterId)), clusterIds] : []),
     ],
   );
   const { orgs, envs, accounts, creds, channels, schedules, tenants, pools } = related as Record<string, Record<string, any>[]>;
@@ -237,7 +238,7 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
     compute = new Map(clusterIds.map((id) => [id, { cpu: 0, memory: 0 }]));
     for (const r of related.compute as Record<string, any>[]) compute.set(Number(r.cluster_id), { cpu: Number(r.cpu), memory: Number(r.memory) });
   }
-  const refs = opts.extended ? (needs('references') ? await references(sql, clusters) : { byId: new Map(), downstream: new Map() }) : null;
+  const refs = opts.extended ? references(withRefs ? (related.refs as Record<string, any>[]) : []) : null;
 
   return clusters.map((c) => {
     const org = orgMap.get(String(c.organisationId));
@@ -361,14 +362,16 @@ function tenantRef(t: Record<string, any>, c: ClusterRow, envSlug: string): Obse
   };
 }
 
-/** Upstream and downstream cluster references of the given clusters (non-deleted only). */
-async function references(sql: Sql, clusters: ClusterRow[]) {
-  const rows: Record<string, any>[] = await sql(
-    `SELECT c.id, c.identity, c.slug, c.version, c.upstream_cluster_id, e.slug AS env_slug
-       FROM clusters c JOIN environments e ON e.id = c.environment_id
-      WHERE c.deleted_at IS NULL AND (c.id = ANY($1::bigint[]) OR c.upstream_cluster_id = ANY($2::bigint[]))`,
-    [ids(clusters.map((c) => c.upstreamClusterId)), clusters.map((c) => Number(c.id))],
-  );
+/**
+ * The upstream clusters ($9) and the downstream clusters of the given clusters ($10), non-deleted only: a sub-select of
+ * clusterViews' statement.
+ */
+const REFERENCES_SQL = `SELECT c.id, c.identity, c.slug, c.version, c.upstream_cluster_id, e.slug AS env_slug
+    FROM clusters c JOIN environments e ON e.id = c.environment_id
+   WHERE c.deleted_at IS NULL AND (c.id = ANY($9::bigint[]) OR c.upstream_cluster_id = ANY($10::bigint[]))`;
+
+/** Upstream and downstream cluster references, by id and by upstream id, from REFERENCES_SQL's rows. */
+function references(rows: Record<string, any>[]) {
   const ref = (r: Record<string, any>): ClusterReferenceDto => ({
     identity: r.identity,
     slug: slugObject(r.slug),

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
+import { OwnTransaction } from '../audit/audited-transaction';
 import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
@@ -159,6 +160,7 @@ export class ClustersController {
   }
 
   @Patch('clusters/:environmentSlug/:clusterSlug')
+  @OwnTransaction()
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'environmentSlug' })
   @ApiParam({ name: 'clusterSlug' })
@@ -181,6 +183,7 @@ export class ClustersController {
   }
 
   @Delete('clusters/:environmentSlug/:clusterSlug')
+  @OwnTransaction()
   @HttpCode(200)
   @RequireOrgRole('MEMBER')
   @ApiParam({ name: 'environmentSlug' })

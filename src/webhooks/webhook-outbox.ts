@@ -79,61 +79,71 @@ export class WebhookOutbox {
   /**
    * `alongside`: other rows of the same change, written by the same statement (data-modifying CTEs run whether or not
    * the statement reads them), so that an audit row, its activity event and its webhook event cost one round trip.
+   * Answers the number of deliveries created.
    */
   async enqueue(event: OutboxEvent, onlySubscriptionId?: number, alongside: SqlPart[] = []): Promise<number> {
     const { values, bind } = sqlParams();
     const before = alongside.map((write, i) => `w${i} AS (${write(bind)}), `).join('');
-    const org = bind(event.organisationId);
-    const type = bind(event.type);
-    const now = bind(this.clock.now());
-    const only = bind(onlySubscriptionId ?? null);
-    const source = bind(eventSource(event.data.organisation.slug));
-    const subject = bind(event.subject ?? eventSubject(event.data));
-    // An event body is a record: no secret-named property, whoever enqueues it (audit events come redacted in full,
-    // URLs included; relayed alert annotations keep their links).
-    const data = bind(JSON.stringify(redactForRecord(event.data, { urls: false })));
-    const rows = (await this.txHost.tx.query(
-      `WITH ${before}subs AS (
-         SELECT id FROM webhook_subscriptions
-          WHERE organisation_id = ${org} AND enabled
-            AND (${only}::bigint IS NULL AND event_types && ARRAY[${type}, '*']::text[] OR id = ${only}::bigint)
-       ), ev AS (
-         INSERT INTO webhook_events (organisation_id, type, source, subject, data, created_at)
-         SELECT ${org}, ${type}, ${source}, ${subject}, ${data}::jsonb, ${now}
-          WHERE EXISTS (SELECT 1 FROM subs)
-         RETURNING id
-       )
-       INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
-       SELECT subs.id, ev.id, 'PENDING', ${now}, ${now} FROM subs, ev
-       RETURNING id`,
+    const [row] = (await this.txHost.tx.query(
+      `WITH ${before}${this.eventCtes(event, 'e0', onlySubscriptionId)(bind)} SELECT count(*)::int AS deliveries FROM e0_deliveries`,
       values,
-    )) as unknown[];
-    return rows.length;
+    )) as { deliveries: number }[];
+    return row.deliveries;
   }
 
   /**
-   * The events an audit entry produces: its own type, and the derived ones subscribers ask for by name
-   * (an upgrade announcement, a cluster status change). `alongside` rows are written by the first event's statement.
+   * The CTEs (`<key>_subs`, `<key>_event`, `<key>_deliveries`) of one event, for a statement built from parts: the
+   * event and a delivery per enabled subscription of the organisation whose `eventTypes` match (or only
+   * `onlySubscriptionId`), and nothing at all when none match. `key` names them uniquely within the statement; `after`
+   * (another event's key in the same statement) makes that event's row be inserted first, so ids keep the events' order.
    */
-  async enqueueAudit(
+  eventCtes(event: OutboxEvent, key: string, onlySubscriptionId?: number, after?: string): SqlPart {
+    return (bind) => {
+      const org = bind(event.organisationId);
+      const type = bind(event.type);
+      const now = bind(this.clock.now());
+      const only = bind(onlySubscriptionId ?? null);
+      const source = bind(eventSource(event.data.organisation.slug));
+      const subject = bind(event.subject ?? eventSubject(event.data));
+      // An event body is a record: no secret-named property, whoever enqueues it (audit events come redacted in full,
+      // URLs included; relayed alert annotations keep their links).
+      const data = bind(JSON.stringify(redactForRecord(event.data, { urls: false })));
+      return `${key}_subs AS (
+         SELECT id FROM webhook_subscriptions
+          WHERE organisation_id = ${org} AND enabled
+            AND (${only}::bigint IS NULL AND event_types && ARRAY[${type}, '*']::text[] OR id = ${only}::bigint)
+       ), ${key}_event AS (
+         INSERT INTO webhook_events (organisation_id, type, source, subject, data, created_at)
+         SELECT ${org}, ${type}, ${source}, ${subject}, ${data}::jsonb, ${now}
+          WHERE EXISTS (SELECT 1 FROM ${key}_subs)${after ? ` AND (SELECT count(*) FROM ${after}_event) >= 0` : ''}
+         RETURNING id
+       ), ${key}_deliveries AS (
+         INSERT INTO webhook_deliveries (subscription_id, event_id, status, next_attempt_at, created_at)
+         SELECT s.id, ev.id, 'PENDING', ${now}, ${now} FROM ${key}_subs s, ${key}_event ev
+         RETURNING id
+       )`;
+    };
+  }
+
+  /**
+   * The events an audit entry produces, as CTEs for the statement that writes the audit row: its own type, and the
+   * derived ones subscribers ask for by name (an upgrade announcement, a cluster status change).
+   */
+  auditEventCtes(
     organisation: { id: number; slug: string },
     type: string,
     data: Omit<WebhookEventData, 'organisation' | 'actor'>,
     actor: Actor,
-    alongside: SqlPart[] = [],
-  ): Promise<void> {
+  ): SqlPart {
     const full: WebhookEventData = { organisation: { slug: organisation.slug }, actor: { identity: actor.identity, username: actor.username }, ...data };
-    await this.enqueue({ organisationId: organisation.id, type, data: full }, undefined, alongside);
+    const events: OutboxEvent[] = [{ organisationId: organisation.id, type, data: full }];
     if (type === 'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED') {
-      await this.enqueue({ organisationId: organisation.id, type: 'SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED', data: full });
+      events.push({ organisationId: organisation.id, type: 'SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED', data: full });
     }
     const status = (data.details as AuditDetails | undefined)?.status;
     if (data.cluster && status && status.old != null && status.old !== status.new && !data.nodePool && !type.startsWith('SCHEDULED_CLUSTER_UPGRADE')) {
-      await this.enqueue({
-        organisationId: organisation.id,
-        type: 'CLUSTER_STATUS_CHANGED',
-        data: { ...full, details: { status } },
-      });
+      events.push({ organisationId: organisation.id, type: 'CLUSTER_STATUS_CHANGED', data: { ...full, details: { status } } });
     }
+    return (bind) => events.map((e, i) => this.eventCtes(e, `e${i}`, undefined, i ? `e${i - 1}` : undefined)(bind)).join(', ');
   }
 }

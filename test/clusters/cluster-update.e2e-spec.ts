@@ -1,4 +1,5 @@
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+import { Receiver } from '../webhooks/receiver';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, reconciler, settle } from './cluster-fixtures';
 
 describe('cluster update: transitions, delete protection, versions, settings', () => {
@@ -238,6 +239,55 @@ describe('cluster update: transitions, delete protection, versions, settings', (
     expect(empty.status).toBe(200);
     expect(empty.text).toBe(changed.text);
     expect(await row()).toEqual(afterChange);
+  });
+
+  it('commits a change with its audit row, activity event and webhook event, each written once; a denied change writes none', async () => {
+    const receiver = await new Receiver().start();
+    try {
+      const hook = await t.as(f.users.admin.token).post(`/api/v1/orgs/${f.orgSlug}/webhooks`).send({ url: receiver.url('/hook'), eventTypes: ['CLUSTER_UPDATED', 'CLUSTER_DELETE_REQUESTED'] });
+      expect(hook.status).toBe(200);
+      const c = await create('once');
+      await settle(t);
+      const [{ id }] = await t.db.query(`SELECT id FROM clusters WHERE identity = $1`, [c.identity]);
+      const trail = async () => {
+        const [counts] = await t.db.query(
+          `SELECT (SELECT count(*) FROM audit_events WHERE cluster_id = $1 AND type IN ('CLUSTER_UPDATED', 'CLUSTER_DELETE_REQUESTED'))::int AS audit,
+                  (SELECT count(*) FROM activity_events WHERE organisation_id = $2 AND type IN ('CLUSTER_UPDATED', 'CLUSTER_DELETE_REQUESTED') AND message LIKE '%/once%')::int AS activity,
+                  (SELECT count(*) FROM webhook_events WHERE organisation_id = $2 AND subject LIKE 'clusters/%/once' AND type IN ('CLUSTER_UPDATED', 'CLUSTER_DELETE_REQUESTED'))::int AS events,
+                  (SELECT count(*) FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.organisation_id = $2 AND e.subject LIKE 'clusters/%/once')::int AS deliveries`,
+          [id, f.orgId],
+        );
+        return counts;
+      };
+      expect(await trail()).toEqual({ audit: 0, activity: 0, events: 0, deliveries: 0 });
+
+      const changed = await patch('once', { description: 'first' });
+      expect(changed.status).toBe(200);
+      expect(await trail()).toEqual({ audit: 1, activity: 1, events: 1, deliveries: 1 });
+      const [audit] = await t.db.query(`SELECT actor_username, details FROM audit_events WHERE cluster_id = $1 AND type = 'CLUSTER_UPDATED'`, [id]);
+      expect(audit).toEqual({ actor_username: f.users.member.username, details: { description: { old: null, new: 'first' } } });
+
+      // A Deny policy refuses the next change: the UPDATE and the rows written with it roll back together.
+      const policy = await t.as(f.users.admin.token).post(`/api/v1/orgs/${f.orgSlug}/cluster-policies`).send({
+        name: 'no-secret-descriptions',
+        expression: "object.description != 'secret'",
+        message: 'no secret descriptions',
+        action: 'Deny',
+      });
+      expect(policy.status).toBe(200);
+      const denied = await patch('once', { description: 'secret' });
+      expect(denied.status).toBe(400);
+      expect(denied.body.message).toContain('no secret descriptions');
+      expect(await trail()).toEqual({ audit: 1, activity: 1, events: 1, deliveries: 1 });
+      expect((await get('once')).body.description).toBe('first');
+      expect((await t.as(f.users.admin.token).delete(`/api/v1/orgs/${f.orgSlug}/cluster-policies/${policy.body.identity}`)).status).toBe(204);
+
+      // The DELETE alias writes its own request type, once.
+      expect((await t.as(f.users.member.token).delete(`${clustersPath(f)}/once`)).status).toBe(200);
+      expect(await trail()).toEqual({ audit: 2, activity: 2, events: 2, deliveries: 2 });
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('validates the update request, naming each field', async () => {

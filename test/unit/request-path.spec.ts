@@ -67,9 +67,8 @@ describe('interceptors scoped to the routes they act on', () => {
       throw new Error('touched on a GET');
     };
     const interceptor = new AuditInterceptor(
-      { withTransaction: untouched } as never,
-      { take: untouched } as never,
-      { write: untouched } as never,
+      { run: untouched } as never,
+      { take: untouched, takeAll: untouched } as never,
       { getAllAndOverride: untouched } as never,
     );
     const handled = of('answer');

@@ -2,7 +2,10 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable } from '@nestjs/common';
 import { auditDiff } from '../../audit/audit-diff';
-import { AuditRecorder } from '../../audit/audit-recorder';
+import { AuditEntry, AuditRecorder } from '../../audit/audit-recorder';
+import { AuditService } from '../../audit/audit.service';
+import { AuditedTransaction } from '../../audit/audited-transaction';
+import { SqlPart, sqlParams } from '../../common/sql-params';
 import { Clock } from '../../common/clock';
 import { checkExclusionHorizon, normaliseExclusions } from '../../maintenance/maintenance-exclusion';
 import { ValidationFailedException } from '../../common/errors';
@@ -70,11 +73,21 @@ export class UpdateClusterUseCase {
     private readonly catalog: ClusterCatalog,
     private readonly rules: ClusterRules,
     private readonly auditRecorder: AuditRecorder,
+    private readonly audit: AuditService,
+    private readonly audited: AuditedTransaction,
     private readonly policies: ClusterPolicyEnforcer,
   ) {}
 
-  /** Answers the cluster as it is after the change (the row the UPDATE returned, or the locked row when nothing changed). */
-  async execute(cmd: UpdateClusterCommand): Promise<ClusterRow> {
+  /**
+   * Answers the cluster as it is after the change (the row the UPDATE returned, or the locked row when nothing changed),
+   * committed: the caller reads the rest of its answer outside the transaction (OwnTransaction), holding no lock.
+   * Called inside a transaction already, it joins it.
+   */
+  execute(cmd: UpdateClusterCommand): Promise<ClusterRow> {
+    return this.audited.run(() => this.change(cmd));
+  }
+
+  private async change(cmd: UpdateClusterCommand): Promise<ClusterRow> {
     const { organisation: org, request: req } = cmd;
     // Read before the row lock: each statement between the lock and COMMIT holds up every other change of the cluster.
     // It is this transaction's read all the same: a policy committed before the request came is applied.
@@ -168,9 +181,22 @@ export class UpdateClusterUseCase {
 
     const after = snapshot(next);
     const details = auditDiff(before, after, [...AUDITED]);
+    const changed = Object.keys(details) as Audited[];
+    const statusChanged = req.status !== undefined && details.desiredStatus !== undefined;
+    const entry: AuditEntry = {
+      type: statusChanged ? REQUEST_TYPES[req.status as ClusterDesiredStatus] : 'CLUSTER_UPDATED',
+      organisation: { id: org.id, slug: org.slug },
+      environment: { id: env.id, slug: env.slug },
+      cluster: { id: cluster.id, slug: cluster.slug },
+      referencedEntityIdentity: cluster.identity,
+      subject: `${env.slug}/${cluster.slug}`,
+      details,
+    };
     const now = this.clock.now();
     let updated: ClusterRow = cluster;
-    if (Object.keys(details).length) updated = await this.write(cluster.id, next, Object.keys(details) as Audited[], now, wakeReconciler);
+    // The audit row, activity and webhook events ride on the UPDATE: the row lock is held for one statement fewer.
+    if (changed.length) updated = await this.write(cluster.id, next, changed, now, wakeReconciler, this.audit.inStatement(entry));
+    else this.auditRecorder.record(entry); // an update that changed nothing writes no trace
     if (before.name !== after.name) {
       await this.txHost.tx.query(`UPDATE observability_tenants SET name = $2, modified_at = $3 WHERE cluster_id = $1 AND deleted_at IS NULL`, [
         cluster.id,
@@ -179,21 +205,12 @@ export class UpdateClusterUseCase {
       ]);
     }
 
-    const statusChanged = req.status !== undefined && details.desiredStatus !== undefined;
     // A change that changes nothing is not evaluated; deleting (PATCH status deleting or DELETE) is operation DELETE.
-    if (Object.keys(details).length) {
+    // A Deny throws, and the transaction (the UPDATE with its audit rows) rolls back.
+    if (changed.length) {
       const operation = statusChanged && req.status === 'deleting' ? 'DELETE' : 'UPDATE';
       await this.policies.enforce({ clusterId: Number(cluster.id), operation, resource: 'clusters', before: policySnapshot });
     }
-    this.auditRecorder.record({
-      type: statusChanged ? REQUEST_TYPES[req.status as ClusterDesiredStatus] : 'CLUSTER_UPDATED',
-      organisation: { id: org.id, slug: org.slug },
-      environment: { id: env.id, slug: env.slug },
-      cluster: { id: cluster.id, slug: cluster.slug },
-      referencedEntityIdentity: cluster.identity,
-      subject: `${env.slug}/${cluster.slug}`,
-      details,
-    });
     return updated;
   }
 
@@ -201,22 +218,23 @@ export class UpdateClusterUseCase {
    * One UPDATE of the changed columns (and the bookkeeping TypeORM's entity update did: modified_at, the row_version
    * counter), answering the row as the GET reads it. Only changed columns are named, so the NOTIFY trigger on
    * desired_status/version (ClusterChangeNotify) wakes the reconcilers only when what they act on changed.
+   * `rows`: the change's audit row, activity and webhook events (AuditService.inStatement), written by the same statement.
    */
-  private async write(id: number, next: ClusterEntity, changed: Audited[], now: Date, wakeReconciler: boolean): Promise<ClusterRow> {
-    const params: unknown[] = [id, now];
-    const set = ['modified_at = $2', 'row_version = row_version + 1'];
+  private async write(id: number, next: ClusterEntity, changed: Audited[], now: Date, wakeReconciler: boolean, rows: SqlPart | null): Promise<ClusterRow> {
+    const { values, bind } = sqlParams();
+    const withRows = rows ? `WITH ${rows(bind)} ` : '';
+    const set = [`modified_at = ${bind(now)}`, 'row_version = row_version + 1'];
     const meta = this.txHost.tx.dataSource.getMetadata(ClusterEntity);
     for (const k of changed) {
       const column = meta.findColumnWithPropertyName(k)!;
       const v = (next as unknown as Record<string, unknown>)[k];
       // jsonb values go as JSON text: pg would send a JS array as a SQL array.
       const jsonb = column.type === 'jsonb';
-      params.push(jsonb ? JSON.stringify(v) : v);
-      set.push(`${column.databaseName} = $${params.length}${jsonb ? '::jsonb' : ''}`);
+      set.push(`${column.databaseName} = ${bind(jsonb ? JSON.stringify(v) : v)}${jsonb ? '::jsonb' : ''}`);
     }
     if (wakeReconciler) set.push('next_attempt_at = NULL');
     // TypeORM answers an UPDATE as [rows, rowCount].
-    const [[row]] = await this.txHost.tx.query(`UPDATE clusters c SET ${set.join(', ')} WHERE c.id = $1 RETURNING ${CLUSTER_SELECT}`, params);
+    const [[row]] = await this.txHost.tx.query(`${withRows}UPDATE clusters c SET ${set.join(', ')} WHERE c.id = ${bind(id)} RETURNING ${CLUSTER_SELECT}`, values);
     return row as ClusterRow;
   }
 
