@@ -97,6 +97,18 @@ class SchemaRewriter {
   }
 }
 
+/**
+ * A list answer: an array, or a page (an object whose `content` is an array). Those are written by
+ * JSON.stringify, measured: fast-json-stringify builds its output by concatenation, and for a page of 50 clusters
+ * (about 100 KB) that allocated 1,385 KB per request against 1,035 KB with JSON.stringify (V8's sampling heap
+ * profiler), and cost 9 % more CPU per request (5.08 vs 4.63 ms, three alternating runs of 1,500 requests); for a
+ * single cluster the two were equal (1.60 vs 1.58 ms). docs/decisions.md has the measurement.
+ */
+function isList(s: Json): boolean {
+  const isArray = (x: unknown) => isObject(x) && Array.isArray(x.type) && (x.type as string[]).includes('array');
+  return isArray(s) || (isObject(s.properties) && isArray(s.properties.content));
+}
+
 /** A schema that declares nothing: free-form, written as JSON.stringify writes it. */
 const isFree = (s: Json) => Object.keys(s).length === 0;
 
@@ -202,7 +214,9 @@ export function compileResponseSerializers(document: OpenAPIObject, opts: Serial
     if (opts.include && !opts.include(route)) continue;
     const byStatus = new Map<string, Serializer>();
     for (const [status, schema] of successJsonSchemas(operation)) {
-      if (isFree(rewriter.rewrite(schema))) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
+      const rewritten = rewriter.rewrite(schema);
+      if (isFree(rewritten)) continue; // free-form: JSON.stringify is what fast-json-stringify would call anyway
+      if (isList(rewritten)) continue; // a page or an array: JSON.stringify costs less (see isList)
       let compiled: Serializer | undefined;
       const compile = (): Serializer => {
         try {

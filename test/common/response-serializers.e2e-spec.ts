@@ -127,7 +127,7 @@ describe('compiled response serializers (fast-json-stringify from the OpenAPI do
       expect(JSON.parse(serializer!(body))).toEqual(body);
     }
 
-    it('list, get and PATCH: the compiled output equals JSON.stringify of the same answer (nullables, maps, extended fields)', async () => {
+    it('get and PATCH: the compiled output equals JSON.stringify of the same answer (nullables, maps, extended fields); a list page is written by JSON.stringify', async () => {
       const created = await t
         .as(f.users.member.token)
         .post(clustersPath(f))
@@ -147,7 +147,11 @@ describe('compiled response serializers (fast-json-stringify from the OpenAPI do
       const list = await viewer.get(`${base}?includeDetails=true&show-compute=true`);
       expect(list.status).toBe(200);
       expect(list.body.content.map((c: { name: string }) => c.name)).toEqual(['serial']);
-      expectRoundTrip('GET /api/v1/orgs/:organisationSlug/clusters', list.body);
+      // A page is written by JSON.stringify (cheaper for lists, measured; see isList): no compiled serializer, and the
+      // properties come in the order the view builds them.
+      const listRoute = 'GET /api/v1/orgs/:organisationSlug/clusters';
+      expect(compileResponseSerializers(document, { include: (r) => r === listRoute }).get(listRoute)).toBeUndefined();
+      expect(list.text.startsWith('{"content":[{"addons":')).toBe(true);
 
       const one = await viewer.get(`${base}/${f.envSlug}/serial?includeDetails=true`);
       expect(one.status).toBe(200);
