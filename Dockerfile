@@ -27,4 +27,4 @@ EXPOSE 8080
 VOLUME ["/data"]
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||8080)+'/health').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
-CMD ["node", "--max-semi-space-size=4", "--max-old-space-size=192", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=192", "dist/src/main.js"]

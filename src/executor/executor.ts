@@ -68,7 +68,8 @@ function defaultWorkerFile(): string {
  */
 export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements OnApplicationShutdown {
   private readonly logger = new Logger('Executor');
-  private readonly pool: Piscina;
+  /** Made on first use, with all its threads (see `workers`). */
+  private pool?: Piscina;
   private readonly waiting = new FairQueue<Job>();
   private readonly runningPerKey = new Map<string, number>();
   /** Per key, the callers holding a database connection that have tasks waiting or running, with their task count. */
@@ -81,20 +82,31 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   readonly perKey: number;
 
   constructor(private readonly options: ExecutorOptions) {
-    const file = options.workerFile ?? defaultWorkerFile();
     this.perKey = Math.max(1, Math.floor(options.threads / 2));
-    this.pool = new Piscina({
+  }
+
+  /**
+   * The thread pool, made when the first task comes: each thread costs about 17 MB of RSS, which an instance that
+   * never evaluates a policy, a silence or alerting YAML (e.g. most API replicas) does not pay. All threads start then
+   * and stay (a replaced worker costs a module load), so only that first task waits for start-up; its time limit
+   * counts from when its thread has begun it.
+   */
+  private workers(): Piscina {
+    const file = this.options.workerFile ?? defaultWorkerFile();
+    return (this.pool ??= new Piscina({
       filename: file,
-      // Threads start on first use and then stay (a replaced worker costs a module load): each costs about 17 MB of
-      // RSS, which an instance that never evaluates a policy or a silence (e.g. most API replicas) does not pay.
-      // A task's time limit starts when its thread has begun it, so a thread's start-up never counts against it.
-      minThreads: 0,
-      maxThreads: options.threads,
+      minThreads: this.options.threads,
+      maxThreads: this.options.threads,
       idleTimeout: Infinity,
       concurrentTasksPerWorker: 1,
       execArgv: file.endsWith('.ts') ? ['--require', '@swc-node/register'] : [],
-      resourceLimits: { maxOldGenerationSizeMb: options.workerHeapMb ?? 128 },
-    });
+      resourceLimits: { maxOldGenerationSizeMb: this.options.workerHeapMb ?? 128 },
+    }));
+  }
+
+  /** Threads started so far: none before the first task, then all of them. */
+  get startedThreads(): number {
+    return this.pool?.threads.length ?? 0;
   }
 
   get threads(): number {
@@ -171,7 +183,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       }, this.options.taskTimeoutMs);
     });
     const message: WorkerTask = { task: job.task, input: job.input, started: port2 };
-    this.pool
+    this.workers()
       .run(message, { transferList: [port2], signal: abort.signal })
       .then(job.resolve, (e: unknown) => job.reject(this.failure(job.task, e, timedOut)))
       .finally(() => {
@@ -208,6 +220,6 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
     if (this.closed) return;
     this.closed = true;
     for (const job of this.waiting.drain()) job.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
-    await this.pool.destroy().catch(() => undefined);
+    await this.pool?.destroy().catch(() => undefined);
   }
 }

@@ -29,6 +29,15 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
     await executor?.onApplicationShutdown();
   });
 
+  it('starts no thread before the first task, then all of them, and they stay', async () => {
+    executor = make();
+    expect(executor.startedThreads).toBe(0);
+    expect(await executor.run('org-a', 'echo', 'first')).toBe('first');
+    expect(executor.startedThreads).toBe(2);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(executor.startedThreads).toBe(2);
+  });
+
   it('ends only the task that runs out of time: others running and waiting finish, and the thread is replaced', async () => {
     executor = make();
     // Warm both threads (loading the worker is not part of any deadline).
