@@ -1,5 +1,6 @@
 import { randomUUID } from 'crypto';
 import type { LoggerService } from '@nestjs/common';
+import { ClsServiceManager } from 'nestjs-cls';
 import type { Params } from 'nestjs-pino';
 import pino, { Logger as PinoInstance } from 'pino';
 import { secretPropertyNames } from './common/secret-fields';
@@ -59,29 +60,70 @@ export function requestLogger(config: AppConfig, destination?: NodeJS.WritableSt
 /** Nest's own start-up chatter (module wiring, one line per route): useful when debugging, noise otherwise. */
 const FRAMEWORK_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
 
-/** The application logger: nestjs-pino's, with Nest's framework lines moved down to debug. */
+/** Where the request context (nestjs-cls, set up in src/database/database.module.ts) keeps Fastify's request id. */
+export const CLS_REQUEST_ID = 'request.id';
+
+/** The id of the request being handled, or undefined outside a request (start-up, background work). */
+function currentRequestId(): string | undefined {
+  const cls = ClsServiceManager.getClsService();
+  return cls.isActive() ? cls.get<string | undefined>(CLS_REQUEST_ID) : undefined;
+}
+
+/** A stack trace given as a string (how Nest's exception handlers call `error`). */
+const isStack = (v: unknown): v is string => typeof v === 'string' && /\n\s*at /.test(v);
+
+/**
+ * The arguments of a log call with the request id added as `reqId`, inside a request. nestjs-pino's own request
+ * context is not used: its pino-http middleware does not run here (its route pattern matches no route of this
+ * Nest version), and it would make a child logger per request. The id is added only when a line is written.
+ */
+function withRequestId(message: unknown, optionalParams: unknown[]): [unknown, unknown[]] {
+  const reqId = currentRequestId();
+  if (!reqId) return [message, optionalParams];
+  if (message instanceof Error) return [{ reqId, err: message }, optionalParams];
+  if (typeof message === 'object' && message !== null) return [{ reqId, ...message }, optionalParams];
+  // (message, stack, context): how Nest's exception handlers and `Logger.error(message, stack)` call it.
+  if (optionalParams.length === 2 && isStack(optionalParams[0])) {
+    const err = new Error(String(message));
+    err.stack = optionalParams[0];
+    return [{ reqId, err }, optionalParams.slice(1)];
+  }
+  // (message, context) or (message); a text with format arguments is left as it is.
+  if (optionalParams.length <= 1) return [{ reqId, msg: message }, optionalParams];
+  return [message, optionalParams];
+}
+
+/**
+ * The application logger: nestjs-pino's, with Nest's framework lines moved down to debug, and the request id on
+ * every line written while a request is handled.
+ */
 export class ApplicationLogger implements LoggerService {
   constructor(private readonly inner: LoggerService) {}
 
   log(message: unknown, ...optionalParams: unknown[]): void {
     const context = optionalParams[optionalParams.length - 1];
     if (typeof context === 'string' && FRAMEWORK_CONTEXTS.has(context)) this.inner.debug?.(message, ...optionalParams);
-    else this.inner.log(message, ...optionalParams);
+    else this.inner.log(...this.args(message, optionalParams));
   }
   error(message: unknown, ...optionalParams: unknown[]): void {
-    this.inner.error(message, ...optionalParams);
+    this.inner.error(...this.args(message, optionalParams));
   }
   warn(message: unknown, ...optionalParams: unknown[]): void {
-    this.inner.warn(message, ...optionalParams);
+    this.inner.warn(...this.args(message, optionalParams));
   }
   debug(message: unknown, ...optionalParams: unknown[]): void {
-    this.inner.debug?.(message, ...optionalParams);
+    this.inner.debug?.(...this.args(message, optionalParams));
   }
   verbose(message: unknown, ...optionalParams: unknown[]): void {
-    this.inner.verbose?.(message, ...optionalParams);
+    this.inner.verbose?.(...this.args(message, optionalParams));
   }
   fatal(message: unknown, ...optionalParams: unknown[]): void {
-    this.inner.fatal?.(message, ...optionalParams);
+    this.inner.fatal?.(...this.args(message, optionalParams));
+  }
+
+  private args(message: unknown, optionalParams: unknown[]): [unknown, ...unknown[]] {
+    const [m, rest] = withRequestId(message, optionalParams);
+    return [m, ...rest];
   }
 }
 

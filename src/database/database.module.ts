@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { CLS_REQUEST_ID } from '../logging';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ClsPluginTransactional } from '@nestjs-cls/transactional';
 import { ClsModule } from 'nestjs-cls';
@@ -46,7 +47,11 @@ export class DatabaseModule {
           // Each request gets one budget of DATABASE_TIMEOUT_MS for all its database waits together.
           middleware: {
             mount: true,
-            setup: (cls) => cls.set(DATABASE_WAIT_BUDGET, new DatabaseWaitBudget()),
+            setup: (cls, req: { id?: string }) => {
+              cls.set(DATABASE_WAIT_BUDGET, new DatabaseWaitBudget());
+              // Fastify's request id (X-Request-Id), for the lines the application writes while handling it.
+              cls.set(CLS_REQUEST_ID, req.id);
+            },
             // No CLS proxy providers exist (nothing uses @InjectableProxy or the transaction proxy); resolving them
             // cost every request a dynamic require() inside nestjs-cls (~0.25 ms of the event loop in the bench profile).
             resolveProxyProviders: false,

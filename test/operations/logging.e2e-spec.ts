@@ -1,4 +1,6 @@
+import { Logger } from '@nestjs/common';
 import { PassThrough } from 'stream';
+import { EnvironmentsService } from '../../src/environments/environments.service';
 import { clusterBody, clustersPath, createOrgFixture, settle } from '../clusters/cluster-fixtures';
 import { createOrgWithRoles, OrgFixture } from '../environments/fixtures';
 import { TcpProxy } from '../support/tcp-proxy';
@@ -64,6 +66,35 @@ describe('logs an operator can use', () => {
     expect(lines.find((l) => l.reqId === 'trace-three')).toMatchObject({ level: 40, status: 401 });
     expect(logs.text).not.toContain(SECRET);
     expect(logs.text).not.toContain(org.users.MEMBER.token);
+  });
+
+  it('gives a line the application writes while handling a request the request id; an error keeps its stack', async () => {
+    const list = EnvironmentsService.prototype.list;
+    const spy = jest.spyOn(EnvironmentsService.prototype, 'list').mockImplementation(function (this: EnvironmentsService, ...args) {
+      const logger = new Logger('Probe');
+      logger.log('listing environments');
+      logger.warn({ slug: args[0].slug }, 'with fields');
+      logger.error('failed here', 'Error: failed here\n    at probe (probe.ts:1:1)');
+      return list.apply(this, args);
+    });
+    try {
+      logs.text = '';
+      await t.as(org.users.MEMBER.token).get(`/api/v1/orgs/${org.slug}/environments`).set('X-Request-Id', 'trace-probe').expect(200);
+      await new Promise((r) => setTimeout(r, 50));
+      const probe = logs.lines().filter((l) => l.context === 'Probe');
+      expect(probe).toEqual([
+        expect.objectContaining({ level: 30, reqId: 'trace-probe', msg: 'listing environments' }),
+        expect.objectContaining({ level: 40, reqId: 'trace-probe', slug: org.slug, msg: 'with fields' }),
+        expect.objectContaining({ level: 50, reqId: 'trace-probe', err: expect.objectContaining({ message: 'failed here', stack: expect.stringContaining('at probe') }) }),
+      ]);
+      // Outside a request (start-up, background work) a line has no request id.
+      logs.text = '';
+      new Logger('Probe').log('no request here');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(logs.lines().find((l) => l.msg === 'no request here')).not.toHaveProperty('reqId');
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('logs a database outage once when it starts and once when it ends', async () => {
