@@ -7,7 +7,7 @@ import { startBenchDatabase } from './database';
 import { InspectorSession } from './profile';
 import { seedClusters } from './seed';
 import { spawnServer } from './server-process';
-import { SERVICE_NODE_FLAGS } from './service-flags';
+import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './service-flags';
 
 /**
  * npm run bench:allocation: bytes allocated per request, service against baseline, for a list page and a single
@@ -19,7 +19,7 @@ import { SERVICE_NODE_FLAGS } from './service-flags';
 
 const ROOT = path.resolve(__dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-const TOKEN = 'cms_bench_admin_token_0123456789abcdef';
+const TOKEN = BENCH_TOKEN;
 const REQUESTS = Number(process.env.BENCH_ALLOCATION_REQUESTS ?? 500);
 const TOP = 15;
 
@@ -79,18 +79,7 @@ async function main(): Promise<void> {
       await spawnServer(
         'service',
         [...SERVICE_NODE_FLAGS, `--inspect=127.0.0.1:${serviceInspect}`, 'dist/src/main.js'],
-        {
-          DATABASE_URL: url,
-          PORT: String(servicePort),
-          HOST: '127.0.0.1',
-          BOOTSTRAP_ADMIN_TOKEN: TOKEN,
-          CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
-          BACKGROUND_JOBS_ENABLED: 'false',
-          RATE_LIMIT_PER_MINUTE: '0',
-          LOG_LEVEL: 'warn',
-          DATABASE_POOL_SIZE: '10',
-          NODE_ENV: 'production',
-        },
+        requestBenchServiceEnv(url, servicePort),
         servicePort,
       ),
     );

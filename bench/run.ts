@@ -7,7 +7,7 @@ import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
 import { benchWebhooks } from './webhooks';
 import { spawnServer } from './server-process';
-import { SERVICE_NODE_FLAGS } from './service-flags';
+import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './service-flags';
 import { InspectorSession, profileMarkdown, ProfileSummary, summariseProfile, writeProfile } from './profile';
 import { perRequest, StatementCounter } from './statements';
 
@@ -25,7 +25,7 @@ import { perRequest, StatementCounter } from './statements';
 
 const ROOT = path.resolve(__dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
-const TOKEN = 'cms_bench_admin_token_0123456789abcdef';
+const TOKEN = BENCH_TOKEN;
 const QUICK = process.env.BENCH_QUICK === '1';
 const DURATION = Number(process.env.BENCH_DURATION_SECONDS ?? (QUICK ? 3 : 5));
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
@@ -244,19 +244,7 @@ async function main(): Promise<void> {
     const service = await spawnServer(
       'service',
       [...SERVICE_NODE_FLAGS, ...inspect(serviceInspect), 'dist/src/main.js'],
-      {
-        DATABASE_URL: url,
-        PORT: String(servicePort),
-        HOST: '127.0.0.1',
-        BOOTSTRAP_ADMIN_TOKEN: TOKEN,
-        CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
-        BACKGROUND_JOBS_ENABLED: 'false',
-        RATE_LIMIT_PER_MINUTE: '0',
-        LOG_LEVEL: 'warn',
-        DATABASE_POOL_SIZE: '10',
-        NODE_ENV: 'production',
-        OUTBOUND_ALLOWLIST: '127.0.0.1',
-      },
+      requestBenchServiceEnv(url, servicePort),
       servicePort,
     );
     children.push(service);

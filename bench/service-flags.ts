@@ -11,3 +11,26 @@ export const SERVICE_NODE_FLAGS: string[] = (
 )
   .split(/\s+/)
   .filter(Boolean);
+
+/** The administrator token the request benchmarks' service is started with (BOOTSTRAP_ADMIN_TOKEN). */
+export const BENCH_TOKEN = 'cms_bench_admin_token_0123456789abcdef';
+
+/**
+ * The environment of the service process the request benchmarks measure (`npm run bench`, `npm run bench:allocation`):
+ * background jobs and rate limiting off, warnings only, a pool of 10, production mode.
+ */
+export function requestBenchServiceEnv(databaseUrl: string, port: number): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    BOOTSTRAP_ADMIN_TOKEN: BENCH_TOKEN,
+    CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
+    BACKGROUND_JOBS_ENABLED: 'false',
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOG_LEVEL: 'warn',
+    DATABASE_POOL_SIZE: '10',
+    NODE_ENV: 'production',
+    OUTBOUND_ALLOWLIST: '127.0.0.1',
+  };
+}
