@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
-import { Actor, actorOf, CLS_PRINCIPAL, Principal, SYSTEM_ACTOR } from '../auth/principal';
+import { Actor, actorOf, currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
 import type { AuditDetails } from './audit-event.entity';
 
 export interface AuditRef {
@@ -63,7 +63,7 @@ export class AuditRecorder {
 
   /** Who the current request acts as (the principal the guard stored), or the system in background work. */
   actor(): Actor {
-    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(CLS_PRINCIPAL) : undefined;
+    const principal = currentPrincipal(this.cls);
     return principal?.user ? actorOf(principal) : SYSTEM_ACTOR;
   }
 }

@@ -1,4 +1,5 @@
 import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { ClsService } from 'nestjs-cls';
 import type { PersonalAccessTokenEntity } from '../tokens/personal-access-token.entity';
 import type { UserEntity } from '../users/user.entity';
 
@@ -23,6 +24,10 @@ export const actorOf = (p: Principal): Actor => ({ id: p.user.id, identity: p.us
  * that acts for the caller without every caller passing it (the policy enforcer's `request.user`).
  */
 export const CLS_PRINCIPAL = 'auth.principal';
+
+/** The principal of the request being handled (stored by the guard), or undefined outside a request. */
+export const currentPrincipal = (cls: ClsService): Principal | undefined =>
+  cls.isActive() ? cls.get<Principal | undefined>(CLS_PRINCIPAL) : undefined;
 
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
   return ctx.switchToHttp().getRequest().user as Principal;

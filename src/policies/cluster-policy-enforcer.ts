@@ -6,7 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
-import { CLS_PRINCIPAL, Principal, SYSTEM_ACTOR } from '../auth/principal';
+import { currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
 import { ValidationFailedException } from '../common/errors';
 import { addResponseWarnings } from '../common/field-validation.pipe';
 import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity';
@@ -240,7 +240,7 @@ export class ClusterPolicyEnforcer {
 
   /** `request.user` of the current request, or the system in background work. */
   private caller(): PolicyUserVariable {
-    const principal = this.cls.isActive() ? this.cls.get<Principal | undefined>(CLS_PRINCIPAL) : undefined;
+    const principal = currentPrincipal(this.cls);
     return principal?.user ? principalPolicyUser(principal) : SYSTEM_POLICY_USER;
   }
 }

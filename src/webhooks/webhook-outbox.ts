@@ -77,15 +77,13 @@ export class WebhookOutbox {
   }
 
   /**
-   * `alongside`: other rows of the same change, written by the same statement (data-modifying CTEs run whether or not
-   * the statement reads them), so that an audit row, its activity event and its webhook event cost one round trip.
+   * One event on its own statement (an audit entry's events are written with its audit row instead: auditEventCtes).
    * Answers the number of deliveries created.
    */
-  async enqueue(event: OutboxEvent, onlySubscriptionId?: number, alongside: SqlPart[] = []): Promise<number> {
+  async enqueue(event: OutboxEvent, onlySubscriptionId?: number): Promise<number> {
     const { values, bind } = sqlParams();
-    const before = alongside.map((write, i) => `w${i} AS (${write(bind)}), `).join('');
     const [row] = (await this.txHost.tx.query(
-      `WITH ${before}${this.eventCtes(event, 'e0', onlySubscriptionId)(bind)} SELECT count(*)::int AS deliveries FROM e0_deliveries`,
+      `WITH ${this.eventCtes(event, 'e0', onlySubscriptionId)(bind)} SELECT count(*)::int AS deliveries FROM e0_deliveries`,
       values,
     )) as { deliveries: number }[];
     return row.deliveries;
