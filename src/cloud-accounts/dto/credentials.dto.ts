@@ -5,7 +5,7 @@ import { IsDefined, IsObject, IsOptional, IsString, IsUUID, Length, ValidateBy, 
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../../catalog/cloud-provider.entity';
 import { PageQueryDto } from '../../common/paging';
 import { Secret } from '../../common/secret-fields';
-import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsStringMap, REQUEST_STRING_MAP_SCHEMA, STRING_MAP_SCHEMA } from './string-map';
 import { IsPlainText } from '../../common/names';
 
 /**
@@ -20,7 +20,7 @@ class CredentialsRequestBase {
   @IsPlainText()
   displayName?: string;
 
-  @ApiPropertyOptional(STRING_MAP_SCHEMA)
+  @ApiPropertyOptional(REQUEST_STRING_MAP_SCHEMA())
   @IsOptional() @IsStringMap()
   metadata?: Record<string, string>;
 }
