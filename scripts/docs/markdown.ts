@@ -1,3 +1,5 @@
+import * as fs from 'fs';
+import * as path from 'path';
 import GithubSlugger from 'github-slugger';
 import { lexer, type Token, type Tokens } from 'marked';
 
@@ -36,6 +38,18 @@ export function tableUnder(markdown: string, heading: string): string[][] {
     if (t.type === 'table') return (t as Tokens.Table).rows.map((row) => row.map((cell) => cell.text));
   }
   return [];
+}
+
+/** Why a relative link `href` of the Markdown file `file` does not resolve (file, and heading when it names one), or undefined. */
+export function brokenLink(file: string, href: string): string | undefined {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(href)) return undefined; // http:, https:, mailto:
+  const [target, anchor] = href.split('#', 2);
+  const resolved = target ? path.resolve(path.dirname(file), decodeURIComponent(target)) : file;
+  if (!fs.existsSync(resolved)) return `${href}: no such file`;
+  if (anchor === undefined || anchor === '') return undefined;
+  if (fs.statSync(resolved).isDirectory() || !resolved.endsWith('.md')) return `${href}: an anchor into a file that is not Markdown`;
+  const anchors = headingsOf(fs.readFileSync(resolved, 'utf8')).map((h) => h.anchor);
+  return anchors.includes(anchor) ? undefined : `${href}: no heading with anchor #${anchor} in ${path.relative(path.dirname(file), resolved)}`;
 }
 
 /** Words as `wc -w` counts them: runs of non-space characters. */

@@ -9,7 +9,7 @@ import { IsStringMap, REQUEST_STRING_MAP_SCHEMA, STRING_MAP_SCHEMA } from './str
 import { IsPlainText } from '../../common/names';
 
 /**
- * Create-credentials bodies, one per platform type (docs/decisions.md, Cloud accounts and credentials).
+ * Create-credentials bodies, one per platform type (docs/conventions.md, "Cloud accounts and credentials").
  * Every body is `{credentials: {...platform fields}, displayName?, metadata?}`; the `credentials`
  * object is write-only: it is encrypted at rest and never returned, logged or audited.
  * byon, none and empty take no secret: `{displayName?, metadata?}`.
