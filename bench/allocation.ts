@@ -13,7 +13,7 @@ import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './servi
  * npm run bench:allocation: bytes allocated per request, service against baseline, for a list page and a single
  * cluster, from V8's sampling heap profiler (HeapProfiler.startSampling over the inspector, objects later collected
  * included), with the functions that allocate most. Allocation is what the young-generation collector pays for
- * (docs/decisions.md, "Memory footprint of the service process"), and unlike throughput it barely depends on how
+ * (docs/adr/0066-larger-young-generation.md), and unlike throughput it barely depends on how
  * busy the machine is. 10,000 clusters; writes bench/results/allocation.md and allocation.json.
  */
 

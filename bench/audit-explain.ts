@@ -22,7 +22,7 @@ import { RETENTION_SQL } from '../src/retention/retention-tables';
  * SQL the service runs: AuditEventsService is called with a logger that captures its statements (list rows
  * and count), and the retention batch is RETENTION_SQL.audit_events itself (run in a rolled-back
  * transaction). The per-cluster list and the retention batch are also explained with their index dropped
- * (in a rolled-back transaction) to show what the index is for. Prints Markdown for docs/performance.md.
+ * (in a rolled-back transaction) to show what the index is for. Prints Markdown for docs/performance-history.md.
  */
 const ROWS = Number(process.env.BENCH_AUDIT_ROWS ?? 10_000_000);
 const ORGS = 1000;

@@ -21,7 +21,7 @@ import { SERVICE_NODE_FLAGS } from './service-flags';
  *    BACKGROUND_JOBS_ENABLED=false serves the GETs; BENCH_TOPOLOGIES picks).
  * 2. FLEET settled clusters: observation age (p50/p99/max) sampled over OBSERVE_RUN_SECONDS, and the
  *    measured observation rate per replica, from which the replicas needed for the 60 s promise follow.
- * Results: bench/results/control-plane.json (and docs/performance.md by hand).
+ * Results: bench/results/control-plane.json (docs/performance.md: npm run docs:performance).
  */
 
 const ROOT = path.resolve(__dirname, '..');

@@ -14,7 +14,7 @@ import { seedClusters } from './seed';
 /**
  * npm run bench:explain — EXPLAIN (ANALYZE, BUFFERS) of the hot statements, captured by running the
  * service's own read functions (src/clusters/cluster-read.ts) with an Sql function that explains each
- * statement. Prints Markdown for docs/performance.md.
+ * statement. Prints Markdown for docs/performance-history.md.
  */
 async function main(): Promise<void> {
   const size = Number(process.env.BENCH_SIZE ?? 100000);

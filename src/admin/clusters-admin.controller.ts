@@ -33,7 +33,7 @@ export class AdminClusterListQuery extends PageQueryDto {
 
 /** The original admin client's cluster update: a version change by identity. */
 export class AdminUpdateClusterRequest {
-  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path; left out, the path names the cluster' })
   @IsOptional() @IsUUID('all', { message: 'clusterIdentity must be a UUID' })
   clusterIdentity?: string;
 

@@ -1,5 +1,5 @@
 /**
- * Environment types (docs/decisions.md, Environments), in the order the types lists answer them.
+ * Environment types (docs/conventions.md, "Environments"), in the order the types lists answer them.
  * Shared: the environments module validates `type` against this list.
  */
 export const ENVIRONMENT_TYPES = ['production', 'staging', 'development', 'demo', 'other'] as const;

@@ -21,7 +21,7 @@ export function sortBySemver<T extends VersionLike>(versions: readonly T[]): T[]
 }
 
 /**
- * Upgrade targets of `from` (docs/decisions.md, Cloud providers and catalog): available versions that are
+ * Upgrade targets of `from` (docs/conventions.md, "Catalog"): available versions that are
  * newer patches of the same minor, or any patch of the next minor of the same major. A minor is
  * never skipped, and a new major is never a target. Sorted ascending. An invalid `from` has none.
  */

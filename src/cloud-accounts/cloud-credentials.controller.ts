@@ -21,7 +21,7 @@ import {
 
 /**
  * Credentials of a cloud account. One create route per platform type, each with its own body
- * (docs/decisions.md): the body is validated against the path platform, and the path platform must be the
+ * (docs/conventions.md, "Cloud accounts and credentials"): the body is validated against the path platform, and the path platform must be the
  * account's platform.
  */
 /** The credential create operations differ in their platform and body; what they share is said once. */

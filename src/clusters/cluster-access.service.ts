@@ -10,7 +10,7 @@ import { ClusterLookup } from './cluster-lookup';
 import type { ClusterRow } from './cluster-read';
 import type { ClusterOidcConfigResponse } from './dto/cluster-access.dto';
 
-/** Issuer answered when OIDC_ISSUER_URL is not configured (docs/decisions.md, "Cluster OIDC configuration"). */
+/** Issuer answered when OIDC_ISSUER_URL is not configured (docs/adr/0071-cluster-oidc-configuration-and-kubeconfig.md). */
 export const DEFAULT_CLUSTER_OIDC_ISSUER = 'https://login.example.com';
 
 export interface ResolvedAccess {

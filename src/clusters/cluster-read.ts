@@ -80,7 +80,7 @@ export interface ClusterScope {
  * One page of non-deleted clusters: a count and a keyed, ordered slice, in ONE statement: the total is an
  * uncorrelated scalar sub-select (an InitPlan, run once) on each row, so the rows keep their index-backed plan
  * (a window `count(*) OVER ()` would have to read every matching row before the first one is returned; see
- * docs/performance.md). An empty page carries no total: at offset 0 it is 0, further on a second statement counts.
+ * docs/adr/0028-cluster-read-side-in-plain-sql.md). An empty page carries no total: at offset 0 it is 0, further on a second statement counts.
  * `orderBy` entries are SQL expressions of the whitelisted sort properties (never user text).
  */
 export async function clusterPage(

@@ -2,7 +2,7 @@ import * as semver from 'semver';
 import type { ClusterDesiredStatus, ClusterStatus, ProvisionStatus } from './cluster.entity';
 
 /**
- * The cluster state machine of docs/decisions.md, in one place, as pure functions:
+ * The cluster state machine of docs/conventions.md ("Clusters and node pools"), in one place, as pure functions:
  *
  *   create -> new (ACCEPTED) -> provisioning (ACCEPTED, OIDC_PROVISIONED, CLUSTER_PROVISIONED,
  *   INITIAL_NODE_POOLS_PROVISIONED, INITIAL_ADDONS_PROVISIONED, DONE) -> provisioned -> starting -> started
@@ -220,7 +220,7 @@ export function afterRecovery(c: StateView, observed?: ClusterStatus): { status:
 // ------------------------------------------------------------------------------------ versions
 
 /**
- * Upgrade targets of docs/decisions.md: available versions that are newer patches of the same minor or any
+ * Upgrade targets of docs/conventions.md ("Catalog"): available versions that are newer patches of the same minor or any
  * patch of the next minor. Downgrade targets: available older patches of the same minor.
  */
 export function upgradeTargets(current: string, available: readonly string[]): string[] {

@@ -1,5 +1,5 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
-import { ApiOperation, ApiResponse } from '@nestjs/swagger';
+import { ApiOperation, ApiResponse, ApiSchema } from '@nestjs/swagger';
 import { ErrorBodyDto } from './errors';
 
 /**
@@ -71,4 +71,12 @@ export function ApiStandardErrors(opts: ErrorDocOptions = {}) {
       }),
     );
   return applyDecorators(...decorators);
+}
+
+/** The sentence a partial update's schema carries (test/common/optional-request-fields.spec.ts reads it). */
+export const PARTIAL_UPDATE = 'A field left out keeps its current value.';
+
+/** Documents a PATCH body whose fields are all optional: each one left out keeps its current value. */
+export function ApiPartialUpdate(more?: string) {
+  return ApiSchema({ description: more ? `${PARTIAL_UPDATE} ${more}` : PARTIAL_UPDATE });
 }

@@ -42,7 +42,7 @@ export async function computeByCluster(sql: Sql, clusterIds: number[]): Promise<
 }
 
 /**
- * Compute of docs/decisions.md: over non-deleted clusters, node type cpu (cores) and memory (MiB) times
+ * Compute of docs/conventions.md ("Clusters and node pools"): over non-deleted clusters, node type cpu (cores) and memory (MiB) times
  * each pool's current size (minSize until autoscaling is simulated). Written once, used by
  * organisations, environments and clusters.
  */

@@ -16,7 +16,7 @@ export class FieldErrorDto {
   @ApiProperty({ example: 'name must be longer than or equal to 3 characters' }) message: string;
 }
 
-/** The one error body of the service (docs/decisions.md, HTTP). */
+/** The one error body of the service (docs/conventions.md, "Errors"). */
 export class ErrorBodyDto {
   @ApiProperty({ format: 'date-time' }) timestamp: string;
   @ApiProperty({ type: 'integer', format: 'int32', minimum: 100, maximum: 599, example: 400 }) status: number;

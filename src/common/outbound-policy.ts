@@ -8,7 +8,7 @@ import { AppConfig } from '../config/app-config';
 import { ValidationFailedException } from './errors';
 
 /**
- * The ONE outbound policy for calls to user-supplied URLs (docs/decisions.md, Observability):
+ * The ONE outbound policy for calls to user-supplied URLs (docs/adr/0049-one-outbound-policy.md):
  * - only http: and https:, no credentials (userinfo) in the URL, a host is required;
  * - every address the host resolves to must be public unicast: loopback, private (RFC 1918,
  *   fc00::/7), link-local (169.254/16 incl. the cloud metadata address, fe80::/10), unspecified,

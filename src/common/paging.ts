@@ -51,7 +51,8 @@ export class PageQueryDto {
 
   @ApiPropertyOptional({
     description:
-      'Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400.',
+      'Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. ' +
+        'Left out: the default order the list names.',
     type: 'array',
     items: { type: 'string', maxLength: MAX_SORT_LENGTH, pattern: SORT_PATTERN.source },
     maxItems: 10,

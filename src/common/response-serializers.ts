@@ -102,7 +102,7 @@ class SchemaRewriter {
  * JSON.stringify, measured: fast-json-stringify builds its output by concatenation, and for a page of 50 clusters
  * (about 100 KB) that allocated 1,385 KB per request against 1,035 KB with JSON.stringify (V8's sampling heap
  * profiler), and cost 9 % more CPU per request (5.08 vs 4.63 ms, three alternating runs of 1,500 requests); for a
- * single cluster the two were equal (1.60 vs 1.58 ms). docs/decisions.md has the measurement.
+ * single cluster the two were equal (1.60 vs 1.58 ms). docs/adr/0087-compiled-response-serialisation.md has the measurement.
  */
 function isList(s: Json): boolean {
   const isArray = (x: unknown) => isObject(x) && Array.isArray(x.type) && (x.type as string[]).includes('array');

@@ -1,4 +1,4 @@
-/** Slug rule of docs/decisions.md: lowercase, runs of other characters become '-', trimmed, at most 63 characters. */
+/** The slug rule: lowercase, runs of other characters become '-', trimmed, at most 63 characters. */
 export function slugify(name: string): string {
   return name
     .normalize('NFKD')

@@ -13,6 +13,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { parseAddressList } from '../common/network';
+import { Setting } from './setting';
 
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
@@ -34,79 +35,121 @@ const toNumber = ({ value }: { value: unknown }) => {
 const emptyToUndefined = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 /**
- * Every setting of the service, read from environment variables only.
- * Names are fixed by docs/decisions.md; the README lists each one.
+ * Every setting of the service, read from environment variables only, each with its meaning (@Setting) and its
+ * bounds (class-validator); docs/configuration.md is generated from them (npm run docs:config).
  */
 export class AppConfig {
+  @Setting({ meaning: 'HTTP port' })
   @Transform(toInt) @IsInt() @Min(0) @Max(65535)
   PORT = 8080;
 
+  @Setting({ meaning: 'Listen address' })
   @IsString()
   HOST = '0.0.0.0';
 
+  @Setting({ meaning: 'Embedded PostgreSQL data, `admin-token`, generated `credentials.key`' })
   @IsString()
   DATA_DIR = './.data';
 
+  @Setting({ meaning: 'External PostgreSQL (`postgres://user:pass@host:5432/db`); unset = embedded' })
   @Transform(emptyToUndefined) @IsOptional()
   @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
-  /** Connections of the request pool per instance (requests only: background loops have their own pool). */
+  @Setting({ meaning: 'Connections of the request pool per instance (requests only)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE = 10;
 
-  /**
-   * Connections of the background pool per instance: the loops (reconciler, scheduler, webhook delivery, retention,
-   * dashboard health checks) run on it, so requests never queue behind them. Opened on use only.
-   */
+  @Setting({
+    meaning:
+      'Connections of the background pool per instance: the background loops run on it, so requests never ' +
+      'wait for a connection behind them; opened on use only (an instance with ' +
+      '`BACKGROUND_JOBS_ENABLED=false` holds none). A worker process running the reconciler at ' +
+      '`RECONCILE_CONCURRENCY=16` against a slow driver wants about 8',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   BACKGROUND_DATABASE_POOL_SIZE = 4;
 
-  /** Bound on how long a request waits for a connection or a statement, so an outage answers 503 instead of hanging. */
+  @Setting({
+    meaning:
+      'Bound on the whole time one request waits on the database: waiting for a connection and all its ' +
+      'statements together (a budget per request). A hung or unreachable database answers 503 within this ' +
+      'time. Background passes bound each connection wait and each statement by it',
+  })
   @Transform(toInt) @IsInt() @Min(100) @Max(600000)
   DATABASE_TIMEOUT_MS = 5000;
 
+  @Setting({
+    meaning:
+      'OIDC issuer; enables `Authorization: Bearer <jwt>` (JWKS from its discovery document). Also the ' +
+      '`issuerUrl` of clusters\' OIDC configuration and kubeconfigs (`https://login.example.com` when ' +
+      'unset)',
+  })
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OIDC_ISSUER_URL?: string;
 
-  /** Required `aud` of OIDC tokens; required when OIDC_ISSUER_URL is set (checked in loadConfig). */
+  @Setting({
+    meaning:
+      'Required `aud` of OIDC tokens. Required when `OIDC_ISSUER_URL` is set: an issuer without an audience ' +
+      'stops start-up (exit code 2), since any token the issuer made for another application would pass',
+  })
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   OIDC_AUDIENCE?: string;
 
-  /** Optional override of the JWKS address; by default read from the issuer's discovery document. */
+  @Setting({ meaning: 'Overrides the JWKS address from discovery' })
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OIDC_JWKS_URL?: string;
 
-  /** 32 bytes, base64 or hex. Without it the embedded database mode generates DATA_DIR/credentials.key. */
+  @Setting({
+    meaning:
+      '32 bytes (64 hex or base64) for AES-256-GCM of cloud credentials and integration tokens. Required ' +
+      'with `DATABASE_URL`; with the embedded database `DATA_DIR/credentials.key` is generated',
+    defaultText: 'generated',
+  })
   @Transform(emptyToUndefined) @IsOptional()
   @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)$/, {
     message: 'CREDENTIALS_ENCRYPTION_KEY must be 32 bytes written as 64 hex characters or base64',
   })
   CREDENTIALS_ENCRYPTION_KEY?: string;
 
+  @Setting({
+    meaning:
+      'The first administrator\'s PAT. With the embedded database a generated one is printed once and ' +
+      'written to `DATA_DIR/admin-token`; with `DATABASE_URL` the first start needs this (e.g. from a ' +
+      'Secret) or `BOOTSTRAP_ADMIN_TOKEN_FILE`, and the token is never printed',
+    defaultText: 'random',
+  })
   @Transform(emptyToUndefined) @IsOptional() @IsString() @Matches(/^\S{20,200}$/, {
     message: 'BOOTSTRAP_ADMIN_TOKEN must be 20 to 200 characters without spaces',
   })
   BOOTSTRAP_ADMIN_TOKEN?: string;
 
-  /** With an external database and no BOOTSTRAP_ADMIN_TOKEN, the generated first token is written here (0600). */
+  @Setting({
+    meaning:
+      'With `DATABASE_URL`: where the generated first token is written (mode 0600) instead of ' +
+      '`BOOTSTRAP_ADMIN_TOKEN`',
+  })
   @Transform(emptyToUndefined) @IsOptional() @IsString()
   BOOTSTRAP_ADMIN_TOKEN_FILE?: string;
 
+  @Setting({ meaning: 'The first administrator\'s username' })
   @IsString()
   BOOTSTRAP_ADMIN_USERNAME = 'admin';
 
+  @Setting({ meaning: 'The first administrator\'s email' })
   @IsString()
   BOOTSTRAP_ADMIN_EMAIL = 'admin@localhost';
 
+  @Setting({ meaning: 'Lifetime of a PAT without `expireAt` (a request may ask for up to one year)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(365)
   PAT_DEFAULT_TTL_DAYS = 90;
 
-  /**
-   * Which proxies may set the client address through X-Forwarded-For: `false` (none, the default), a hop
-   * count (`1`: the last address added by the one proxy in front), or a comma-separated list of the
-   * proxies' own IPs/CIDRs. A blanket `true` is refused: it lets every caller choose its own address.
-   */
+  @Setting({
+    meaning:
+      'Which proxies may name the client address in `X-Forwarded-For` (IP restrictions, rate limits): ' +
+      '`false`, a hop count (`1` = the one proxy in front) or a comma-separated list of the proxies\' ' +
+      'IPs/CIDRs. `true` is refused: it would let any caller choose its address',
+  })
   @Transform(({ value }) => (value === undefined || value === '' ? 'false' : String(value).trim()))
   @ValidateBy({
     name: 'trustProxy',
@@ -124,201 +167,302 @@ export class AppConfig {
     return trustProxySetting(this.TRUST_PROXY) ?? false;
   }
 
+  @Setting({ meaning: 'Time the simulated driver takes per provisioning step' })
   @Transform(toNumber) @Min(0) @Max(3600)
   PROVISIONING_STEP_SECONDS = 5;
 
+  @Setting({
+    meaning:
+      'Cluster reconciler loop period (a pass also runs at least every `OBSERVE_EVERY_SECONDS` / 4, for ' +
+      'observations)',
+  })
   @Transform(toNumber) @Min(0) @Max(3600)
   RECONCILE_INTERVAL_SECONDS = 2;
 
-  /** Clusters one replica's reconciler works on at the same time (driver calls overlap; one step per cluster at a time). */
+  @Setting({
+    meaning:
+      'Clusters one replica\'s reconciler works on at once: steps per second = this / driver ' +
+      'latency. Still one step per cluster at a time across replicas',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   RECONCILE_CONCURRENCY = 16;
 
-  /**
-   * How long a claimed cluster stays reserved for the replica that claimed it; a crashed replica's clusters are
-   * taken over after this. A driver call is abandoned (and retried with backoff) after half of it.
-   */
+  @Setting({
+    meaning:
+      'How long a claimed cluster stays reserved for the replica working on it; a crashed replica\'s ' +
+      'clusters are taken over after this. A driver call is given up after half of it',
+  })
   @Transform(toInt) @IsInt() @Min(2) @Max(3600)
   RECONCILE_LEASE_SECONDS = 60;
 
-  /** A settled (started or stopped) cluster is observed through the driver again when its last observation is this old. */
+  @Setting({
+    meaning:
+      'A started or stopped cluster is observed through the driver (in batches of 500) when its last ' +
+      'observation is this old',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(86400)
   OBSERVE_EVERY_SECONDS = 60;
 
-  /** Artificial latency of every simulated driver call (one per batch observation), to study concurrency. */
+  @Setting({
+    meaning:
+      'Time every call of the simulated driver takes (a batch observation is one call), to try concurrency',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(60000)
   SIMULATED_DRIVER_LATENCY_MS = 0;
 
+  @Setting({ meaning: 'Upgrade scheduler loop period' })
   @Transform(toNumber) @Min(0) @Max(86400)
   SCHEDULER_INTERVAL_SECONDS = 30;
 
-  /** Rows a scheduler rule handles per batch, each batch one short transaction under the scheduler's lock. */
+  @Setting({
+    meaning:
+      'Rows a scheduler rule handles per batch; each batch is one short transaction under the scheduler\'s ' +
+      'advisory lock',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(10000)
   SCHEDULER_BATCH_SIZE = 200;
 
-  /** A started upgrade that has not reached its version by its window's end plus this many minutes fails. */
+  @Setting({
+    meaning:
+      'A started (`UPDATED`) upgrade whose cluster has not reached the new version by its window\'s end ' +
+      'plus this grace becomes `FAILED` ("timed out") and the cluster goes back to the version it runs',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(7 * 24 * 60)
   UPGRADE_TIMEOUT_GRACE_MINUTES = 120;
 
-  /** Minutes a node join token (in a BYON pool's join config) stays usable. */
+  @Setting({ meaning: 'Lifetime of the bootstrap token in a bring-your-own-node pool\'s join config' })
   @Transform(toInt) @IsInt() @Min(1) @Max(7 * 24 * 60)
   NODE_JOIN_TOKEN_TTL_MINUTES = 60;
 
-  /** Registrations per minute one node join token may make (in memory per replica); 0 disables. */
+  @Setting({
+    meaning:
+      'Node registrations per minute per join token (failed tokens count against the address like failed ' +
+      'logins); `0` disables',
+  })
   @Transform(toInt) @IsInt() @Min(0)
   NODE_REGISTRATION_LIMIT_PER_MINUTE = 60;
 
-  /** The address customer machines reach this service at (the join command calls its node registration). */
+  @Setting({ meaning: 'Address customer machines reach this service at; the join command registers nodes there' })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   PUBLIC_API_URL = 'http://localhost:8080';
 
-  /** The provisioning driver port's implementation; `simulated` completes steps after PROVISIONING_STEP_SECONDS. */
+  @Setting({
+    meaning:
+      'Provisioning driver behind the reconciler\'s port (`simulated` completes each step after ' +
+      '`PROVISIONING_STEP_SECONDS`)',
+  })
   @IsIn(['simulated'])
   CLUSTER_DRIVER = 'simulated';
 
-  /** Turns the reconciler and scheduler loops off (tests drive them by hand). */
+  @Setting({
+    meaning:
+      'Runs the reconciler, scheduler, webhook delivery, integration checks and retention job in this ' +
+      'instance; `false` for API processes when a separate worker process runs them ' +
+      '([operations](operations.md#one-process-or-api-and-worker))',
+  })
   @Transform(toBool) @IsBoolean()
   BACKGROUND_JOBS_ENABLED = true;
 
+  @Setting({ meaning: 'Base of tenants\' `monitoringPushUrl` / `loggingPushUrl`' })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OBSERVABILITY_PUSH_BASE_URL = 'https://observability.example.com';
 
+  @Setting({ meaning: 'Lifts the outbound address rule (development and tests only)' })
   @Transform(toBool) @IsBoolean()
   OUTBOUND_ALLOW_PRIVATE_NETWORKS = false;
 
+  @Setting({ meaning: 'Timeout of calls to user-supplied URLs' })
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   OUTBOUND_TIMEOUT_MS = 5000;
 
-  /**
-   * Destinations exempt from the private-address rule, comma-separated: host names, `host:port`,
-   * IP addresses or CIDRs (e.g. `hooks.internal:8443,10.20.0.0/16`). The cloud metadata address
-   * stays refused unless listed as an exact address.
-   */
+  @Setting({
+    meaning:
+      'Comma-separated hosts, `host:port`, IP addresses or CIDRs exempt from the outbound private-address ' +
+      'rule (e.g. an internal webhook receiver); the cloud metadata address stays refused unless listed ' +
+      'exactly',
+  })
   @Matches(/^[^\s]*$/, { message: 'OUTBOUND_ALLOWLIST must be a comma-separated list without spaces' })
   OUTBOUND_ALLOWLIST = '';
 
-  /** Webhook deliveries one replica attempts at the same time (one per subscription at most). */
+  @Setting({ meaning: 'Webhook deliveries one instance attempts at once (at most one per subscription)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   WEBHOOK_DELIVERY_CONCURRENCY = 16;
 
-  /**
-   * Webhook delivery attempts one organisation may have in flight at once, over all replicas (claims are counted
-   * against the leases in the database), so one organisation's slow receivers cannot fill every slot.
-   */
+  @Setting({
+    meaning:
+      'Webhook delivery attempts one organisation may have in flight at once, over all instances; ' +
+      'organisations are served round-robin, so one organisation\'s slow receivers cannot hold up ' +
+      'another\'s deliveries',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(256)
   WEBHOOK_DELIVERY_PER_ORGANISATION = 4;
 
-  /** Longest wait for a webhook receiver's answer; longer counts as a failed attempt. */
+  @Setting({ meaning: 'Longest wait for a webhook receiver\'s answer (longer is a failed attempt)' })
   @Transform(toInt) @IsInt() @Min(100) @Max(60000)
   WEBHOOK_TIMEOUT_MS = 10000;
 
-  /** How often the delivery worker looks for due deliveries when nothing woke it. */
+  @Setting({ meaning: 'How often the delivery worker looks for due deliveries' })
   @Transform(toInt) @IsInt() @Min(50) @Max(60000)
   WEBHOOK_POLL_INTERVAL_MS = 1000;
 
-  /** Audit events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Setting({
+    meaning:
+      'Audit events older than this are deleted (hourly, in batches, by instances with background jobs); ' +
+      '`0` keeps them forever',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(36500)
   AUDIT_RETENTION_DAYS = 400;
 
-  /** Activity feed events older than this many days are deleted by the retention job; 0 keeps them forever. */
+  @Setting({ meaning: 'Activity feed events older than this are deleted; `0` keeps them forever' })
   @Transform(toInt) @IsInt() @Min(0) @Max(36500)
   ACTIVITY_RETENTION_DAYS = 90;
 
-  /** Resolved monitoring alerts are deleted this many days after they ended; 0 keeps them forever. */
+  @Setting({
+    meaning:
+      'Resolved monitoring alerts are deleted this many days after they ended; `0` keeps them forever',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(36500)
   RESOLVED_ALERT_RETENTION_DAYS = 30;
 
-  /**
-   * Webhook events (with their deliveries) older than this many days are deleted once none of their
-   * deliveries is still pending; 0 keeps them forever.
-   */
+  @Setting({
+    meaning:
+      'Webhook events older than this are deleted with their deliveries once none of them is pending (a ' +
+      'pending delivery is never removed); `0` keeps them forever',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(36500)
   WEBHOOK_EVENT_RETENTION_DAYS = 30;
 
-  /** Rows the retention job deletes per statement (each batch is its own short transaction). */
+  @Setting({ meaning: 'Rows the retention job deletes per statement, each batch in its own short transaction' })
   @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   RETENTION_BATCH_SIZE = 5000;
 
-  /** Worker threads of the executor that parses, validates and matches user input off the event loop (src/executor). */
+  @Setting({
+    meaning:
+      'Worker threads of the executor that parses, checks and matches user input (alerting YAML, ' +
+      'silence patterns) off the event loop; they start with the first such task and then stay (about 17 MB ' +
+      'each). One organisation runs on at most half of them at once (at least one)',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(64)
   EXECUTOR_THREADS = 2;
 
-  /** How long one executor task may run, counted from its start; then it alone is stopped and answered 422. */
+  @Setting({
+    meaning:
+      'How long one such task may run, counted from when it starts (not while it waits); then that task ' +
+      'alone is stopped and its request answers 422',
+  })
   @Transform(toInt) @IsInt() @Min(100) @Max(600000)
   EXECUTOR_TASK_TIMEOUT_MS = 10000;
 
-  /** Executor tasks one organisation may have waiting; more are answered 429. */
+  @Setting({
+    meaning:
+      'Such tasks one organisation may have waiting; more are answered 429 with `Retry-After`. Changes ' +
+      '(writes) waiting for such a task hold a database connection, so at most a quarter of ' +
+      '`DATABASE_POOL_SIZE` of them per organisation wait at once (429 beyond)',
+  })
   @Transform(toInt) @IsInt() @Min(1) @Max(10000)
   EXECUTOR_QUEUE_PER_ORGANISATION = 16;
 
+  @Setting({ meaning: 'The least severe level of log lines written (`silent` writes none)' })
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';
 
-  /** Agreements an organisation must accept at creation, comma-separated slugs. */
+  @Setting({ meaning: 'Agreements an organisation must accept' })
   @Matches(/^[a-z0-9-]+(,[a-z0-9-]+)*$/, { message: 'REQUIRED_AGREEMENTS must be comma-separated slugs' })
   REQUIRED_AGREEMENTS = 'terms-of-service,data-processing-agreement';
 
-  /** Default clustersPerCustomer per organisation type, e.g. TRIAL=1,INDIVIDUAL=3,BUSINESS=25,ENTERPRISE=100. */
+  @Setting({ meaning: 'Default cluster quota by organisation type' })
   @Matches(/^(TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE)=\d+(,(TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE)=\d+)*$/, {
     message: 'QUOTA_CLUSTERS_PER_CUSTOMER must look like TRIAL=1,INDIVIDUAL=3,BUSINESS=25,ENTERPRISE=100',
   })
   QUOTA_CLUSTERS_PER_CUSTOMER = 'TRIAL=1,INDIVIDUAL=3,BUSINESS=25,ENTERPRISE=100';
 
-  /** Organisation types a creator who is not a platform administrator may choose (the type sets the quota). */
+  @Setting({
+    meaning:
+      'Types a creator who is not a platform administrator may give a new organisation (others: 403)',
+  })
   @Matches(/^((TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE)(,(TRIAL|INDIVIDUAL|BUSINESS|ENTERPRISE))*)?$/, {
     message: 'SELF_SERVICE_ORGANISATION_TYPES must be a comma-separated list of TRIAL, INDIVIDUAL, BUSINESS, ENTERPRISE',
   })
   SELF_SERVICE_ORGANISATION_TYPES = 'TRIAL,INDIVIDUAL,BUSINESS';
 
+  @Setting({ meaning: 'Largest accepted request body (413 beyond)' })
   @Transform(toInt) @IsInt() @Min(1024) @Max(100 * 1024 * 1024)
   BODY_LIMIT_BYTES = 1024 * 1024;
 
-  /** Requests per minute per user on authenticated routes, else per client address; 0 disables. */
+  @Setting({
+    meaning:
+      'Requests per minute per user (all of the user\'s tokens and OIDC tokens together, so creating tokens ' +
+      'does not add budget) on authenticated routes, and per client address for every other request ' +
+      '(anonymous calls, unmatched routes, the API document, public routes), whatever `Authorization` ' +
+      'header it carries; `0` disables',
+  })
   @Transform(toInt) @IsInt() @Min(0)
   RATE_LIMIT_PER_MINUTE = 1200;
 
-  /** Failed authentications per minute per client address before it gets 429; 0 disables. */
+  @Setting({
+    meaning:
+      'Failed authentications per minute per client address; past it the address gets 429 before its ' +
+      'credentials are looked up; `0` disables',
+  })
   @Transform(toInt) @IsInt() @Min(0)
   AUTH_FAILURE_LIMIT_PER_MINUTE = 30;
 
-  /**
-   * How long this replica trusts what it read about a personal access token (user, token, memberships) without
-   * asking the database again (src/auth/principal-cache.ts); changes reach every replica at once by NOTIFY, this
-   * bounds staleness if a notification is lost. 0 disables the cache.
-   */
+  @Setting({
+    meaning:
+      'How long a replica answers a personal access token\'s authentication (user, token, organisation ' +
+      'memberships) from memory without asking the database; changes reach every replica at once by NOTIFY, ' +
+      'this bounds staleness only if a notification is lost. `0` disables the cache',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   PRINCIPAL_CACHE_TTL_MS = 5000;
 
-  /** Most tokens the principal cache holds (least recently used ones leave first). */
+  @Setting({ meaning: 'Most tokens the principal cache of one replica holds (least recently used leave first)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(10_000_000)
   PRINCIPAL_CACHE_MAX_ENTRIES = 10000;
 
-  /** Bound on the principal cache's memory, as estimated from each entry's serialized size. */
+  @Setting({ meaning: 'Bound on the principal cache\'s memory per replica (estimated from each entry\'s size)' })
   @Transform(toInt) @IsInt() @Min(65536) @Max(4 * 1024 * 1024 * 1024)
   PRINCIPAL_CACHE_MAX_BYTES = 32 * 1024 * 1024;
 
+  @Setting({ meaning: 'With `production` the embedded database is refused (set `DATABASE_URL`)' })
   @IsString()
   NODE_ENV = 'development';
 
-  /** With NODE_ENV=production the embedded database is refused unless this is true (a demo, not a deployment). */
+  @Setting({ meaning: 'Allows the embedded database with `NODE_ENV=production` (a throwaway demo container)' })
   @Transform(toBool) @IsBoolean()
   ALLOW_EMBEDDED_DATABASE = false;
 
-  /** Bearer token Prometheus presents to /metrics; without it only platform administrators may scrape. */
+  @Setting({
+    meaning:
+      'Bearer token for Prometheus to scrape `/metrics` (at least 16 characters); without it only platform ' +
+      'administrators may read `/metrics`',
+  })
   @Transform(emptyToUndefined) @IsOptional() @IsString() @Matches(/^\S{16,}$/, { message: 'METRICS_TOKEN must be at least 16 characters without spaces' })
   METRICS_TOKEN?: string;
 
+  @Setting({
+    meaning:
+      'Bound on waiting for in-flight requests after SIGTERM/SIGINT (requests still running then are cut ' +
+      'off); the process exits 1 if the whole shutdown takes more than `SHUTDOWN_DELAY_MS` + ' +
+      '`SHUTDOWN_GRACE_MS` + 5 s',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_GRACE_MS = 10000;
 
-  /** After SIGTERM, requests are still served this long while readiness answers 503 (endpoint removal). */
+  @Setting({
+    meaning:
+      'After SIGTERM, keep serving this long while readiness answers 503 (set it to the time your load ' +
+      'balancer needs to stop sending, e.g. 5000 on Kubernetes)',
+  })
   @Transform(toInt) @IsInt() @Min(0) @Max(600000)
   SHUTDOWN_DELAY_MS = 0;
 
-  /**
-   * Create the demo organisation (src/demo) on a fresh install. Unset: on with the embedded database (local use),
-   * off with DATABASE_URL (a deployment), unless set to true.
-   */
+  @Setting({
+    meaning:
+      'Create the demo organisation `acme` ([0086](adr/0086-demo-organisation.md)) on the first start of a ' +
+      'database without organisations',
+    defaultText: '`true` embedded, `false` with `DATABASE_URL`',
+  })
   @Transform(toBool) @IsOptional() @IsBoolean()
   DEMO_DATA?: boolean;
 

@@ -4,7 +4,7 @@ import { MaintenanceWindow, nextWindowStart, plannableWindow } from './maintenan
 
 /**
  * Maintenance exclusions: periods in which the upgrade scheduler neither plans nor starts upgrades of a scope
- * (docs/decisions.md "Maintenance exclusions"). A schedule holds some for every cluster using it, a cluster
+ * (docs/adr/0043-maintenance-exclusions.md). A schedule holds some for every cluster using it, a cluster
  * some for itself; both apply. Upgrades an administrator creates are not affected. Plain types and functions over
  * them (the entities store exclusions, this file does not know the entities).
  */

@@ -1,6 +1,6 @@
 import { isMap, isScalar, isSeq, LineCounter, Node, parseDocument, visit, YAMLMap } from 'yaml';
 
-/** Bounds of an alerting configuration (documented in the DTO and docs/decisions.md). */
+/** Bounds of an alerting configuration (documented in the DTO and docs/conventions.md, "Observability"). */
 export const ALERTING_MAX_FILE_BYTES = 128 * 1024;
 /** All YAML of one request together (alertingConfig, rule and template files). */
 export const ALERTING_MAX_TOTAL_BYTES = 256 * 1024;

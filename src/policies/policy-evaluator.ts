@@ -19,7 +19,7 @@ export interface PolicyResult {
  * Evaluates policies on inputs: `results[i][j]` is policy j on input i. The interface is asynchronous and
  * takes plain data so the evaluation can run on the bounded executor for expensive work (hardening issue 25)
  * without changing its callers; until then it runs inline, which the write-time cost bound keeps cheap
- * (docs/decisions.md, Cluster policies).
+ * (docs/adr/0078-policy-enforcement.md).
  */
 export abstract class PolicyEvaluator {
   abstract evaluate(policies: PolicySource[], inputs: PolicyInput[]): Promise<PolicyResult[][]>;

@@ -11,7 +11,7 @@ export type RetentionTable = (typeof RETENTION_TABLES)[number];
 function expiringRowsBatch(table: string, column: string, filter = ''): string {
   // `id = ANY(ARRAY(subquery))`, not `id IN (subquery)`: the ids are collected first (an init plan) and the
   // rows found by primary key. With `IN` the planner may hash-join the batch against a sequential scan of the
-  // whole table (it did at 200,000 rows; see docs/performance.md).
+  // whole table (it did at 200,000 rows; see docs/performance-history.md).
   return (
     `DELETE FROM ${table} WHERE id = ANY(ARRAY(` +
     `SELECT id FROM ${table} WHERE ${filter}${column} < $1 ORDER BY ${column} LIMIT $2 FOR UPDATE SKIP LOCKED))`

@@ -13,13 +13,13 @@ export { NOTIFY_AHEAD_MS } from './rules/announce.rule';
 export { DEFAULT_WINDOW_DELAY_MS, DEFAULT_WINDOW_LENGTH_MS } from './shared/windows';
 
 /**
- * Drives scheduled cluster upgrades through their states (docs/decisions.md "Maintenance and upgrades"):
+ * Drives scheduled cluster upgrades through their states (docs/conventions.md "Maintenance and upgrades"):
  * creates SCHEDULED upgrades for auto-upgrade clusters behind their update channel, announces them
  * (SCHEDULED_NOTIFIED), starts them when the window opens (UPDATED: sets the cluster's desired
  * version for the reconciler), and records the outcome (SUCCEEDED, FAILED, MISSED, SUPERSEDED).
  * Each rule is a class under `rules/`; SchedulerRunner walks them in keyset batches under the advisory lock. The
  * rows come from indexes on what needs work (open upgrades, clusters behind their channel), so a pass over a fleet
- * at rest costs a few index probes whatever its size (docs/performance.md "Scheduler pass"). Every batch reads
+ * at rest costs a few index probes whatever its size (docs/performance-history.md "Scheduler pass"). Every batch reads
  * afresh under the lock and every update is guarded by the status it read, so however many replicas run, each
  * transition happens once. Each transition sits in a savepoint so one bad row cannot block the others.
  * This is the scheduler's `BackgroundJob`: the jobs module runs a pass every SCHEDULER_INTERVAL_SECONDS (0: never

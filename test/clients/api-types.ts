@@ -2553,19 +2553,40 @@ export interface components {
             name: string;
         };
         ClusterAutoscalerSettingsDto: {
-            /** @example 0.5 */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 0.5
+             */
             "scale-down-utilization-threshold"?: number;
-            /** @example 0.5 */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 0.5
+             */
             "scale-down-gpu-utilization-threshold"?: number;
-            /** @example 10m */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 10m
+             */
             "scale-down-delay-after-add"?: string;
-            /** @example 10m */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 10m
+             */
             "scale-down-unneeded-time"?: string;
-            /** @example 20m */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 20m
+             */
             "scale-down-unready-time"?: string;
-            /** @example 15m */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 15m
+             */
             "max-node-provision-time"?: string;
-            /** @example 5m */
+            /**
+             * @description Left out: not set, so the cluster autoscaler's own default applies
+             * @example 5m
+             */
             "unremovable-node-recheck-timeout"?: string;
         };
         ClusterReferenceDto: {
@@ -2590,7 +2611,8 @@ export interface components {
              */
             addons: {
                 [key: string]: {
-                    enabled?: boolean;
+                    enabled: boolean;
+                    /** @default {} */
                     customValues?: {
                         [key: string]: string;
                     };
@@ -2751,7 +2773,7 @@ export interface components {
              */
             maxSize?: number;
             /**
-             * @description An availability zone of the cluster's region
+             * @description An availability zone of the cluster's region. Default: none (null)
              * @example eu-central-1a
              */
             availabilityZone?: string;
@@ -2767,6 +2789,7 @@ export interface components {
              */
             upgradeStrategy?: "REPLACE" | "INPLACE" | "INPLACE_WITHOUT_DRAIN" | "REPLACE_MINOR_INPLACE_PATCH" | "REPLACE_MINOR_INPLACE_PATCH_WITHOUT_DRAIN";
             /**
+             * @default {}
              * @example {
              *       "team": "web"
              *     }
@@ -2775,6 +2798,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * @default {}
              * @example {
              *       "tier": "frontend"
              *     }
@@ -2782,6 +2806,7 @@ export interface components {
             labels?: {
                 [key: string]: string;
             };
+            /** @default [] */
             taints?: components["schemas"]["NodeTaintDto"][];
         };
         IpRangeDto: {
@@ -2821,7 +2846,7 @@ export interface components {
             /** @description May be empty: node pools can be added afterwards (POST .../pools) */
             nodePools: components["schemas"]["CreateClusterNodePoolDto"][];
             /**
-             * @description Add-on name (see the catalog) to its setting
+             * @description Add-on name (see the catalog) to its setting. Default: the catalog's default add-ons; an add-on named here replaces its default setting
              * @example {
              *       "metrics-server": {
              *         "enabled": true,
@@ -2831,20 +2856,26 @@ export interface components {
              */
             addons?: {
                 [key: string]: {
-                    enabled?: boolean;
+                    enabled: boolean;
+                    /** @default {} */
                     customValues?: {
                         [key: string]: string;
                     };
                 };
             };
+            /** @description Left out (or {}): the default pod subnet (answered as null) */
             clusterPodSubnet?: components["schemas"]["IpRangeDto"];
+            /** @description Left out (or {}): the default service subnet (answered as null) */
             serviceSubnet?: components["schemas"]["IpRangeDto"];
             /**
              * @default cilium
              * @enum {string}
              */
             cni?: "custom" | "cilium" | "calico";
-            /** @example Serves the public website */
+            /**
+             * @description Default: none (null)
+             * @example Serves the public website
+             */
             description?: string;
             /** @default false */
             enableAutoUpgrade?: boolean;
@@ -2870,18 +2901,23 @@ export interface components {
             /**
              * @deprecated
              * @description Use podSecurityStandardsProfile; true means baseline when no profile is given
+             * @default false
              */
             enablePodSecurityStandards?: boolean;
+            /** @default [] */
             ipWhitelist?: components["schemas"]["IpWhitelistRequestDto"][];
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description Left out: no maintenance schedule (an upgrade window opens 24 h after planning and lasts 24 h)
+             */
             maintenanceScheduleIdentity?: string;
             /**
-             * @description Any letter case is accepted; answered in lower case
+             * @description Any letter case is accepted; answered in lower case. Default: none (null), or baseline when enablePodSecurityStandards is true
              * @enum {string}
              */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
             /**
-             * @description An update channel name
+             * @description An update channel name. Left out: no update channel (null)
              * @example stable
              */
             updateChannel?: string;
@@ -2915,6 +2951,7 @@ export interface components {
             /** Format: uuid */
             identity: string;
         };
+        /** @description A field left out keeps its current value. addons merges into the current add-ons; ipWhitelist and clusterAutoscalerSettings replace theirs. */
         UpdateClusterRequest: {
             /**
              * @description Display name; the slug (and the URL) stay as created. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
@@ -2948,7 +2985,7 @@ export interface components {
             enableHighAvailability?: boolean;
             enableNetworkEncryption?: boolean;
             /**
-             * @description Any letter case is accepted; answered in lower case
+             * @description Any letter case is accepted; answered in lower case. Left out: unchanged
              * @enum {string}
              */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
@@ -2966,7 +3003,8 @@ export interface components {
              */
             addons?: {
                 [key: string]: {
-                    enabled?: boolean;
+                    enabled: boolean;
+                    /** @default {} */
                     customValues?: {
                         [key: string]: string;
                     };
@@ -3097,7 +3135,7 @@ export interface components {
              */
             maxSize?: number;
             /**
-             * @description An availability zone of the cluster's region
+             * @description An availability zone of the cluster's region. Default: none (null)
              * @example eu-central-1a
              */
             availabilityZone?: string;
@@ -3113,6 +3151,7 @@ export interface components {
              */
             upgradeStrategy?: "REPLACE" | "INPLACE" | "INPLACE_WITHOUT_DRAIN" | "REPLACE_MINOR_INPLACE_PATCH" | "REPLACE_MINOR_INPLACE_PATCH_WITHOUT_DRAIN";
             /**
+             * @default {}
              * @example {
              *       "team": "web"
              *     }
@@ -3121,6 +3160,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * @default {}
              * @example {
              *       "tier": "frontend"
              *     }
@@ -3128,6 +3168,7 @@ export interface components {
             labels?: {
                 [key: string]: string;
             };
+            /** @default [] */
             taints?: components["schemas"]["NodeTaintDto"][];
             /**
              * @description Left out or "" keeps the current name
@@ -3221,7 +3262,7 @@ export interface components {
         AdminUpdateClusterRequest: {
             /**
              * Format: uuid
-             * @description When given, must be the identity in the path
+             * @description When given, must be the identity in the path; left out, the path names the cluster
              */
             clusterIdentity?: string;
             /**
@@ -3316,18 +3357,18 @@ export interface components {
             kubeletVersion: string;
             /**
              * Format: uuid
-             * @description The node pool the token was issued for; when given it must match the token
+             * @description The node pool the token was issued for; when given it must match the token. Left out: the token's pool
              */
             nodePoolIdentity?: string;
             /**
              * Format: int32
-             * @description Cores of the node (counted in compute)
+             * @description Cores of the node (counted in compute). Left out: unknown (null), counted as 0
              * @example 4
              */
             cpu?: number;
             /**
              * Format: int32
-             * @description Memory of the node in MiB (counted in compute)
+             * @description Memory of the node in MiB (counted in compute). Left out: unknown (null), counted as 0
              * @example 16384
              */
             memory?: number;
@@ -3493,7 +3534,8 @@ export interface components {
              */
             alertingConfig?: string;
             /**
-             * @description Rule files (YAML with `groups`: list of {name, rules: list of {alert|record, expr}}). File name (1 to 128 of A-Z a-z 0-9 . _ -) to content; at most 50 files, each at most 128 KiB (the whole request body is also bounded by BODY_LIMIT_BYTES)
+             * @description Rule files (YAML with `groups`: list of {name, rules: list of {alert|record, expr}}). File name (1 to 128 of A-Z a-z 0-9 . _ -) to content; at most 50 files, each at most 128 KiB (the whole request body is also bounded by BODY_LIMIT_BYTES). Left out: none
+             * @default {}
              * @example {
              *       "node.yaml": "groups:\n  - name: node\n    rules:\n      - alert: NodeDown\n        expr: up == 0\n"
              *     }
@@ -3502,7 +3544,8 @@ export interface components {
                 [key: string]: string;
             };
             /**
-             * @description Notification template files (non-empty text). File name (1 to 128 of A-Z a-z 0-9 . _ -) to content; at most 50 files, each at most 128 KiB (the whole request body is also bounded by BODY_LIMIT_BYTES)
+             * @description Notification template files (non-empty text). File name (1 to 128 of A-Z a-z 0-9 . _ -) to content; at most 50 files, each at most 128 KiB (the whole request body is also bounded by BODY_LIMIT_BYTES). Left out: none
+             * @default {}
              * @example {
              *       "default.tmpl": "{{ define \"title\" }}{{ .CommonLabels.alertname }}{{ end }}"
              *     }
@@ -3715,7 +3758,7 @@ export interface components {
             /** @description API token of the dashboard. No default: the service signs in to the dashboard with it, so leaving it out is refused with 400 naming it. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`. */
             apiToken?: string;
             /**
-             * @description Prefix of the data sources the service manages
+             * @description Prefix of the data sources the service manages. Default: none (null)
              * @example acme-
              */
             datasourcePrefix?: string;
@@ -3731,6 +3774,7 @@ export interface components {
              */
             url?: string;
         };
+        /** @description A field left out keeps its current value. */
         UpdateOrganisationIntegrationRequest: {
             /**
              * Format: uuid
@@ -3761,6 +3805,7 @@ export interface components {
                 [key: string]: string;
             };
             /**
+             * @default {}
              * @example {
              *       "summary": "Node is down"
              *     }
@@ -3772,19 +3817,22 @@ export interface components {
             startsAt: string;
             /**
              * Format: date-time
-             * @description 0001-01-01T00:00:00Z (the zero time) means not ended
+             * @description 0001-01-01T00:00:00Z (the zero time) means not ended. Left out: not ended while firing, the time of the call when resolved
              */
             endsAt?: string;
             /** @description Identifies the alert; derived from the labels when absent */
             fingerprint?: string;
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             generatorURL?: string;
         };
         AlertManagerWebhookDto: {
             /** @example 4 */
             version: string;
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             groupKey?: string;
             /**
              * Format: int32
+             * @description Alertmanager's field; the service does not use it, so it may be left out
              * @example 0
              */
             truncatedAlerts?: number;
@@ -3792,15 +3840,19 @@ export interface components {
             status: "firing" | "resolved";
             /** @example acme-production */
             receiver: string;
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             groupLabels?: {
                 [key: string]: string;
             };
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             commonLabels?: {
                 [key: string]: string;
             };
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             commonAnnotations?: {
                 [key: string]: string;
             };
+            /** @description Alertmanager's field; the service does not use it, so it may be left out */
             externalURL?: string;
             alerts: components["schemas"]["WebhookAlertDto"][];
         };
@@ -3926,16 +3978,24 @@ export interface components {
              * @example production
              */
             name: string;
-            /** @example Customer-facing workloads */
+            /**
+             * @description Default: none (null)
+             * @example Customer-facing workloads
+             */
             description?: string | null;
-            /** @example Runs the web shop */
+            /**
+             * @description Default: none (null)
+             * @example Runs the web shop
+             */
             purpose?: string | null;
             /**
+             * @description Default: none (null): the environment has no type
              * @example production
              * @enum {string}
              */
             type?: "production" | "staging" | "development" | "demo" | "other";
         };
+        /** @description A field left out keeps its current value. null clears description, purpose and type. */
         UpdateEnvironmentRequest: {
             /**
              * @description Renaming does not change the slug. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
@@ -4098,6 +4158,7 @@ export interface components {
             displayName: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4107,6 +4168,7 @@ export interface components {
                 [key: string]: string;
             };
         };
+        /** @description A field left out keeps its current value. */
         UpdateCloudAccountRequest: {
             /**
              * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
@@ -4164,6 +4226,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4205,6 +4268,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4231,6 +4295,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4262,6 +4327,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4288,6 +4354,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4307,6 +4374,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4348,6 +4416,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4367,6 +4436,7 @@ export interface components {
             displayName?: string;
             /**
              * @description String to string map: at most 50 entries, keys 1..128 and values up to 1024 characters
+             * @default {}
              * @example {
              *       "team": "platform",
              *       "costCenter": "4711"
@@ -4449,6 +4519,7 @@ export interface components {
              */
             exclusions?: components["schemas"]["MaintenanceExclusionRequest"][];
         };
+        /** @description A field left out keeps its current value. */
         UpdateMaintenanceScheduleRequest: {
             /**
              * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
@@ -4528,10 +4599,13 @@ export interface components {
              * @example 2026-11-24T04:00:00Z
              */
             windowEnd: string;
-            /** @example security patch */
+            /**
+             * @description Default: "scheduled by platform administrator <username>"
+             * @example security patch
+             */
             reason?: string;
             /**
-             * @description When given (the original admin client sends it), the version the cluster must run; 409 otherwise
+             * @description When given (the original admin client sends it), the version the cluster must run; 409 otherwise. Left out: not checked
              * @example 1.31.5
              */
             fromClusterVersion?: string;
@@ -4541,6 +4615,7 @@ export interface components {
              */
             ignoreMaintenanceSchedule?: boolean;
         };
+        /** @description A field left out keeps its current value. */
         AdminPutScheduledClusterUpgradeRequest: {
             /**
              * Format: uuid
@@ -4558,6 +4633,7 @@ export interface components {
              */
             reason?: string;
         };
+        /** @description A field left out keeps its current value. */
         UpdateScheduledClusterUpgradeRequest: {
             /**
              * Format: uuid
@@ -4620,13 +4696,14 @@ export interface components {
         ProvisionPersonalAccessTokenRequest: {
             /**
              * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @default Personal access token
              * @example ci-pipeline
              */
             name?: string;
             /** @description Defaults to {"name":"FULL_ACCESS"} */
             type?: components["schemas"]["PersonalAccessTokenTypeDto"];
             /**
-             * @description Comma-separated IP addresses or CIDR ranges the token may be used from
+             * @description Comma-separated IP addresses or CIDR ranges the token may be used from. Left out (or blank): from any address
              * @example 203.0.113.7, 10.0.0.0/8
              */
             ipRestriction?: string;
@@ -4655,7 +4732,7 @@ export interface components {
             username: string;
             /**
              * Format: uuid
-             * @description The user's OIDC identity: the subject (a UUID) at the OIDC issuer
+             * @description The user's OIDC identity: the subject (a UUID) at the OIDC issuer. Left out: none (null); the user signs in with personal access tokens
              */
             oidcId?: string;
             /** @default false */
@@ -4790,6 +4867,7 @@ export interface components {
              */
             note?: string;
         };
+        /** @description A field left out keeps its current value. */
         UpdateClusterVersionRequest: {
             /** @description false withdraws the version (refused with 409 while an update channel points to it) */
             available?: boolean;
@@ -4807,6 +4885,7 @@ export interface components {
             /** @default true */
             available?: boolean;
         };
+        /** @description A field left out keeps its current value. */
         UpdateUpdateChannelRequest: {
             /**
              * @description An existing, available cluster version
@@ -4842,10 +4921,13 @@ export interface components {
              *     ]
              */
             acceptedAgreements: components["schemas"]["AgreementDto"][];
-            /** @example Main Street 1, 1000 AA Amsterdam */
+            /**
+             * @description Default: none (null)
+             * @example Main Street 1, 1000 AA Amsterdam
+             */
             companyAddress?: string;
             /**
-             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description Default: none (null). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example Acme B.V.
              */
             companyName?: string;
@@ -4861,7 +4943,7 @@ export interface components {
              */
             organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
             /**
-             * @description Checked for format and check digits
+             * @description Checked for format and check digits. Default: none (null)
              * @example NL004495445B01
              */
             vatNumber?: string;
@@ -4908,6 +4990,7 @@ export interface components {
             /** Format: date-time */
             vatCodeValidatedAt: string | null;
         };
+        /** @description A field left out keeps its current value. */
         UpdateOrganisationRequest: {
             /** @description null removes it */
             billingEmail?: components["schemas"]["EmailDto"] | null;
@@ -4983,7 +5066,7 @@ export interface components {
             username: string;
         };
         AddMemberRequest: {
-            /** @description The user to add, by email (or give username) */
+            /** @description The user to add, by email (or give username). Left out: username names the user; without either the request is 400 */
             email?: components["schemas"]["EmailDto"];
             /**
              * @default VIEW
@@ -4997,11 +5080,12 @@ export interface components {
              */
             role?: "VIEWER" | "MEMBER" | "ADMIN" | "OWNER";
             /**
-             * @description The user to add, by username (or give email). Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @description The user to add, by username (or give email). Left out: email names the user; without either the request is 400. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
              * @example jane.doe
              */
             username?: string;
         };
+        /** @description A field left out keeps its current value. */
         UpdateMemberRequest: {
             /** @enum {string} */
             kubernetesRole?: "CLUSTER_ADMIN" | "EDIT" | "VIEW" | "NONE";
@@ -5351,6 +5435,7 @@ export interface components {
              */
             secret: string;
         };
+        /** @description A field left out keeps its current value. */
         UpdateWebhookRequest: {
             /**
              * @description The userinfo, query values and fragment of this URL are secret: sealed at rest, answered to ADMIN and above with a credential that may write; other roles, READ_ONLY tokens and platform administrators outside the organisation get `<secret>`, and sending `<secret>` back keeps the stored value; audit, activity, webhook events and logs show `[redacted]`.
@@ -5451,7 +5536,7 @@ export interface components {
              */
             message: string;
             /**
-             * @description CEL expression evaluating to a string, used instead of `message` when the expression is false (falls back to `message` if it fails)
+             * @description CEL expression evaluating to a string, used instead of `message` when the expression is false (falls back to `message` if it fails). Left out: `message` is used
              * @example 'cluster ' + object.name + ' must be highly available'
              */
             messageExpression?: string | null;
@@ -5461,14 +5546,14 @@ export interface components {
              */
             action: "Deny" | "Warn" | "Audit";
             /**
-             * @description Only clusters in these environments (slugs of the organisation). Not together with environmentTypes; neither means every environment
+             * @description Only clusters in these environments (slugs of the organisation). Not together with environmentTypes; neither means every environment, so left out (with environmentTypes left out too) the policy applies everywhere
              * @example [
              *       "production"
              *     ]
              */
             environments?: string[] | null;
             /**
-             * @description Only clusters in environments of these types. Not together with environments
+             * @description Only clusters in environments of these types. Not together with environments. Left out (with environments left out too): every environment
              * @example [
              *       "production"
              *     ]
@@ -5505,6 +5590,7 @@ export interface components {
             /** @example production clusters must be highly available */
             message: string;
         };
+        /** @description A field left out keeps its current value. Giving environments or environmentTypes clears the other. */
         UpdateClusterPolicyRequest: {
             name?: string;
             /** @example Serves the public website */
@@ -5537,7 +5623,8 @@ export interface components {
              */
             addons: {
                 [key: string]: {
-                    enabled?: boolean;
+                    enabled: boolean;
+                    /** @default {} */
                     customValues?: {
                         [key: string]: string;
                     };
@@ -5740,9 +5827,9 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
-                /** @description Only clusters using this maintenance schedule (its identity) */
+                /** @description Only clusters using this maintenance schedule (its identity). Left out: clusters with any schedule or none */
                 maintenanceSchedule?: string;
                 /** @description true adds actualState */
                 includeDetails?: boolean;
@@ -6215,7 +6302,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -6686,7 +6773,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
                 /** @description true fills cpu and memory of each cluster */
                 "show-compute"?: boolean;
@@ -8221,7 +8308,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
                 /** @description true adds actualState */
                 includeDetails?: boolean;
@@ -9506,7 +9593,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -11412,7 +11499,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -12471,7 +12558,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
                 /** @description true fills totalClusters, totalCpu (cores) and totalMemory (MiB); otherwise they are null */
                 "show-compute"?: boolean;
@@ -13260,7 +13347,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -13662,11 +13749,11 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
-                /** @description Case-insensitive part of the display name */
+                /** @description Case-insensitive part of the display name. Left out: every account */
                 "display-name"?: string;
-                /** @description Slug (or type value) of the cloud provider */
+                /** @description Slug (or type value) of the cloud provider. Left out: every provider */
                 "cloud-provider-slug"?: string;
             };
             header?: never;
@@ -14403,7 +14490,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -16617,11 +16704,11 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
-                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated */
+                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated */
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
                 statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
             };
             header?: never;
@@ -17032,11 +17119,11 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
-                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated */
+                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated */
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
                 statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
             };
             header?: never;
@@ -18326,7 +18413,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
                 /** @description Username prefix, at least 3 characters */
                 username: string;
@@ -18725,7 +18812,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -19227,7 +19314,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -19401,7 +19488,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -19566,7 +19653,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -19728,7 +19815,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -19952,7 +20039,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -20217,7 +20304,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -20518,7 +20605,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -20678,7 +20765,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -21341,7 +21428,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -22572,7 +22659,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -23151,7 +23238,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -23309,7 +23396,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -23727,7 +23814,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -23923,7 +24010,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -24120,7 +24207,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -25099,7 +25186,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -25391,7 +25478,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -25720,7 +25807,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -26264,7 +26351,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;
@@ -26423,7 +26510,7 @@ export interface operations {
                 page?: number;
                 /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. */
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
             header?: never;

@@ -4,7 +4,7 @@ import { ADMIN_TOKEN, expectErrorBody, startTestApp, TestApp } from '../support/
 /**
  * Request fields the interface leaves optional (test/fixtures/interface-requests.json) are optional in the document
  * too; the service fills in the documented default, or answers 400 naming the field where no default can make sense
- * (docs/decisions.md, "Optional request fields").
+ * (docs/conventions.md, "Optional request fields").
  */
 describe('optional request fields: defaults, or 400 naming the field', () => {
   let t: TestApp;

@@ -6,7 +6,7 @@ import * as path from 'path';
  * written from its request tables), the committed document (docs/openapi.json) describes every field the interface
  * lists, and its `required` list is exactly the interface's Required marks. Where the interface leaves a field optional
  * the document does too; the service then supplies a documented default, or answers 400 naming the field where no
- * default can make sense (docs/decisions.md, "Optional request fields"). A difference is allowed only when the
+ * default can make sense (docs/conventions.md, "Optional request fields"). A difference is allowed only when the
  * fixture's `exceptions` list it with its reason.
  */
 type Fixture = {

@@ -4,7 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/test-app';
 
-/** The README's walk-through is a script; it runs here against a started service, so it stays true. */
+/** The walk-through (docs/operations.md) is a script; it runs here against a started service, so it stays true. */
 const SCRIPT = path.resolve(__dirname, '../../scripts/walkthrough.sh');
 
 /** Runs the script with `env` (ADMIN_TOKEN and DATA_DIR removed unless given) in `cwd`; its exit code and output. */

@@ -9,7 +9,7 @@ import { join } from 'path';
  * Each case is checked (unless the case disables checking) and evaluated with the library's default limits
  * (the tighter limits of policies are the service's choice, tested in cluster-policies.e2e-spec.ts); it passes when the result (or the error) is the expected one. Cases that need protobuf messages, a container
  * or an expected value this harness cannot express are not applicable. The pinned figures live in
- * docs/decisions.md ("CEL conformance, pinned"): the test fails when a file passes fewer cases than pinned
+ * docs/adr/0081-cel-conformance-pinned.md: the test fails when a file passes fewer cases than pinned
  * (a library upgrade that regresses), and prints the figures to re-pin when more pass.
  */
 
@@ -132,11 +132,11 @@ function figuresOf(file: string): Figures {
   return out;
 }
 
-/** The table under "CEL conformance, pinned" in docs/decisions.md: `| file | applicable | passed |`. */
+/** The table of docs/adr/0081-cel-conformance-pinned.md: `| file | applicable | passed |`. */
 function pinned(): Record<string, Figures> {
-  const doc = readFileSync(join(__dirname, '../../docs/decisions.md'), 'utf8');
+  const doc = readFileSync(join(__dirname, '../../docs/adr/0081-cel-conformance-pinned.md'), 'utf8');
   const start = doc.indexOf('CEL conformance, pinned');
-  if (start < 0) throw new Error('docs/decisions.md has no "CEL conformance, pinned" table');
+  if (start < 0) throw new Error('docs/adr/0081-cel-conformance-pinned.md has no "CEL conformance, pinned" table');
   const rows: Record<string, Figures> = {};
   for (const line of doc.slice(start).split('\n').slice(1)) {
     const m = /^\|\s*`?([a-z_0-9]+)`?\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|/.exec(line.trim());
@@ -153,7 +153,7 @@ describe('CEL conformance (cel-spec simple tests)', () => {
   afterAll(() => {
     const lines = FILES.filter((f) => measured[f]).map((f) => `| ${f} | ${measured[f].applicable} | ${measured[f].passed} |`);
     if (FILES.some((f) => measured[f] && (measured[f].passed !== pins[f]?.passed || measured[f].applicable !== pins[f]?.applicable))) {
-      process.stdout.write(`CEL conformance figures differ from docs/decisions.md; measured:\n${lines.join('\n')}\n`);
+      process.stdout.write(`CEL conformance figures differ from docs/adr/0081-cel-conformance-pinned.md; measured:\n${lines.join('\n')}\n`);
     }
   });
 

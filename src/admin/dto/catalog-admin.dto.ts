@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPartialUpdate } from '../../common/api-docs';
 import { IsBoolean, IsOptional, IsString, Length, Matches, MaxLength } from 'class-validator';
 
 export const VERSION_PATTERN = /^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$/;
@@ -22,6 +23,7 @@ export class CreateClusterVersionRequest {
   note?: string;
 }
 
+@ApiPartialUpdate()
 export class UpdateClusterVersionRequest {
   @ApiPropertyOptional({ description: 'false withdraws the version (refused with 409 while an update channel points to it)' })
   @IsOptional() @IsBoolean()
@@ -46,6 +48,7 @@ export class CreateUpdateChannelRequest {
   available?: boolean;
 }
 
+@ApiPartialUpdate()
 export class UpdateUpdateChannelRequest {
   @ApiPropertyOptional({ example: '1.31.6', maxLength: 64, description: 'An existing, available cluster version' })
   @IsOptional() @IsString() @Length(1, 64)

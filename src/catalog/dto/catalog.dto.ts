@@ -56,7 +56,7 @@ export class CloudProfileResponse {
   @ApiProperty({ enum: CLOUD_PROVIDER_TYPES }) type: string;
 }
 
-/** PlatformKubernetesVersionResponse (docs/decisions.md, Cloud providers and catalog). */
+/** PlatformKubernetesVersionResponse (docs/conventions.md, "Catalog"). */
 export class PlatformKubernetesVersionResponse {
   @ApiProperty({ example: '1.31.6', description: 'Semver of the platform version' }) version: string;
   @ApiProperty({ example: 'v1.31.6' }) kubernetesVersion: string;

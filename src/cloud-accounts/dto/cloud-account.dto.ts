@@ -2,7 +2,8 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, IsUUID, Length, MaxLength, ValidateIf } from 'class-validator';
 import { CloudProfileResponse } from '../../catalog/dto/catalog.dto';
 import { PageQueryDto } from '../../common/paging';
-import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsStringMap, REQUEST_STRING_MAP_SCHEMA, STRING_MAP_SCHEMA } from './string-map';
+import { ApiPartialUpdate } from '../../common/api-docs';
 import { IsPlainText } from '../../common/names';
 
 export class CreateCloudAccountRequest {
@@ -19,11 +20,12 @@ export class CreateCloudAccountRequest {
   @IsPlainText()
   displayName: string;
 
-  @ApiPropertyOptional(STRING_MAP_SCHEMA)
+  @ApiPropertyOptional(REQUEST_STRING_MAP_SCHEMA())
   @IsOptional() @IsStringMap()
   metadata?: Record<string, string>;
 }
 
+@ApiPartialUpdate()
 export class UpdateCloudAccountRequest {
   @ApiPropertyOptional({ minLength: 3, maxLength: 64, example: 'Production account (EU)' })
   @ValidateIf((o: UpdateCloudAccountRequest) => o.displayName !== undefined) @IsString() @Length(3, 64)
@@ -48,11 +50,11 @@ export class UpdateCloudAccountRequest {
 }
 
 export class CloudAccountListQuery extends PageQueryDto {
-  @ApiPropertyOptional({ name: 'display-name', description: 'Case-insensitive part of the display name', maxLength: 64 })
+  @ApiPropertyOptional({ name: 'display-name', description: 'Case-insensitive part of the display name. Left out: every account', maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   'display-name'?: string;
 
-  @ApiPropertyOptional({ name: 'cloud-provider-slug', description: 'Slug (or type value) of the cloud provider', example: 'platform_1', maxLength: 64 })
+  @ApiPropertyOptional({ name: 'cloud-provider-slug', description: 'Slug (or type value) of the cloud provider. Left out: every provider', example: 'platform_1', maxLength: 64 })
   @IsOptional() @IsString() @MaxLength(64)
   'cloud-provider-slug'?: string;
 }

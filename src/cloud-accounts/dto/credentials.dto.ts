@@ -5,11 +5,11 @@ import { IsDefined, IsObject, IsOptional, IsString, IsUUID, Length, ValidateBy, 
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../../catalog/cloud-provider.entity';
 import { PageQueryDto } from '../../common/paging';
 import { Secret } from '../../common/secret-fields';
-import { IsStringMap, STRING_MAP_SCHEMA } from './string-map';
+import { IsStringMap, REQUEST_STRING_MAP_SCHEMA, STRING_MAP_SCHEMA } from './string-map';
 import { IsPlainText } from '../../common/names';
 
 /**
- * Create-credentials bodies, one per platform type (docs/decisions.md, Cloud accounts and credentials).
+ * Create-credentials bodies, one per platform type (docs/conventions.md, "Cloud accounts and credentials").
  * Every body is `{credentials: {...platform fields}, displayName?, metadata?}`; the `credentials`
  * object is write-only: it is encrypted at rest and never returned, logged or audited.
  * byon, none and empty take no secret: `{displayName?, metadata?}`.
@@ -20,7 +20,7 @@ class CredentialsRequestBase {
   @IsPlainText()
   displayName?: string;
 
-  @ApiPropertyOptional(STRING_MAP_SCHEMA)
+  @ApiPropertyOptional(REQUEST_STRING_MAP_SCHEMA())
   @IsOptional() @IsStringMap()
   metadata?: Record<string, string>;
 }

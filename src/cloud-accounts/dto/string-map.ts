@@ -6,6 +6,9 @@ export const MAX_METADATA_KEY = 128;
 export const MAX_METADATA_VALUE = 1024;
 
 /** Swagger schema of a string-to-string map. */
+/** The metadata map of a request: as STRING_MAP_SCHEMA, empty when left out. */
+export const REQUEST_STRING_MAP_SCHEMA = () => ({ ...STRING_MAP_SCHEMA, default: {} });
+
 export const STRING_MAP_SCHEMA = {
   type: 'object',
   additionalProperties: { type: 'string', maxLength: MAX_METADATA_VALUE },

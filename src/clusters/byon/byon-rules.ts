@@ -4,7 +4,7 @@ import type { CreateClusterNodePoolDto } from '../dto/node-pool.dto';
 
 /**
  * Rules of bring-your-own-node (BYON) clusters, kept apart from the cloud rules they replace
- * (docs/decisions.md, "Bring-your-own-node clusters"):
+ * (docs/adr/0069-bring-your-own-node-clusters.md):
  * - the cloud account needs no credentials and the catalog has no regions for the provider: `region` is the
  *   customer's own location label (a slug such as `amsterdam-dc2`);
  * - node pools have no cloud node type: `nodeSize` (and `availabilityZone`, when given) are free labels;

@@ -18,7 +18,7 @@ export interface NodeComponentVersions {
 
 /**
  * Node components per Kubernetes minor. The catalog carries no component versions, so these constants are
- * the source (docs/decisions.md); a minor not listed uses the newest row.
+ * the source (docs/adr/0070-node-join-configs-and-registration.md); a minor not listed uses the newest row.
  */
 export const NODE_COMPONENTS_BY_MINOR: Record<string, NodeComponentVersions> = {
   '1.29': { containerd: '1.7.24', runc: '1.2.4', crictl: '1.29.0' },

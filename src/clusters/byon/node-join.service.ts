@@ -43,7 +43,7 @@ const iso = (d: Date) => new Date(d).toISOString();
 /**
  * Bring-your-own-node pools: join configs (install/upgrade scripts, kubelet config, cloud-init and a join
  * command carrying a fresh bootstrap token of that pool), token revocation, and the registration the join
- * command makes. Rules in docs/decisions.md, "Bring-your-own-node clusters".
+ * command makes. Rules in docs/adr/0070-node-join-configs-and-registration.md.
  */
 @Injectable()
 export class NodeJoinService {

@@ -50,15 +50,15 @@ export class NodeRegistrationRequest {
   @IsString() @Length(5, 80) @Matches(KUBELET_VERSION, { message: 'kubeletVersion must look like v1.31.5' })
   kubeletVersion: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'The node pool the token was issued for; when given it must match the token' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'The node pool the token was issued for; when given it must match the token. Left out: the token\'s pool' })
   @IsOptional() @IsUUID()
   nodePoolIdentity?: string;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 4096, description: 'Cores of the node (counted in compute)' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 4096, description: 'Cores of the node (counted in compute). Left out: unknown (null), counted as 0' })
   @IsOptional() @IsInt() @Min(1) @Max(4096)
   cpu?: number;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64 * 1024 * 1024, description: 'Memory of the node in MiB (counted in compute)' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 64 * 1024 * 1024, description: 'Memory of the node in MiB (counted in compute). Left out: unknown (null), counted as 0' })
   @IsOptional() @IsInt() @Min(1) @Max(64 * 1024 * 1024)
   memory?: number;
 }

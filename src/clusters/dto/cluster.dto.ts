@@ -38,6 +38,7 @@ import {
 import { CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 import { IsPlainText } from '../../common/names';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 const DURATION = /^[0-9]+(\.[0-9]+)?(ms|s|m|h)$/;
 const DURATION_MSG = 'must be a duration such as 10m, 30s or 1h';
@@ -52,9 +53,9 @@ function EmptyStringIsNull() {
  * One of the interface's profiles; any letter case is accepted (the original Terraform provider sends
  * `PRIVILEGED`) and stored and answered in the interface's lower case.
  */
-function PodSecurityStandardsProfileField() {
+function PodSecurityStandardsProfileField(whenLeftOut: string) {
   return applyDecorators(
-    ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES, description: 'Any letter case is accepted; answered in lower case' }),
+    ApiPropertyOptional({ enum: POD_SECURITY_STANDARDS_PROFILES, description: `Any letter case is accepted; answered in lower case. ${whenLeftOut}` }),
     IsOptional(),
     Transform(({ value }) => (typeof value === 'string' ? value.toLowerCase() : value)),
     IsIn(POD_SECURITY_STANDARDS_PROFILES),
@@ -123,28 +124,31 @@ const LenientIpWhitelist = () =>
       : value,
   );
 
+/** What leaving out one cluster autoscaler setting means (the settings are replaced as a whole). */
+const AUTOSCALER_DEFAULT = "Left out: not set, so the cluster autoscaler's own default applies";
+
 export class ClusterAutoscalerSettingsDto {
-  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5 })
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5, description: AUTOSCALER_DEFAULT })
   @IsOptional() @IsNumber() @Min(0) @Max(1)
   'scale-down-utilization-threshold'?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5 })
+  @ApiPropertyOptional({ minimum: 0, maximum: 1, example: 0.5, description: AUTOSCALER_DEFAULT })
   @IsOptional() @IsNumber() @Min(0) @Max(1)
   'scale-down-gpu-utilization-threshold'?: number;
 
-  @ApiPropertyOptional({ example: '10m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-delay-after-add ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '10m', maxLength: 20, description: AUTOSCALER_DEFAULT }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-delay-after-add ${DURATION_MSG}` })
   'scale-down-delay-after-add'?: string;
 
-  @ApiPropertyOptional({ example: '10m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unneeded-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '10m', maxLength: 20, description: AUTOSCALER_DEFAULT }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unneeded-time ${DURATION_MSG}` })
   'scale-down-unneeded-time'?: string;
 
-  @ApiPropertyOptional({ example: '20m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unready-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '20m', maxLength: 20, description: AUTOSCALER_DEFAULT }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `scale-down-unready-time ${DURATION_MSG}` })
   'scale-down-unready-time'?: string;
 
-  @ApiPropertyOptional({ example: '15m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `max-node-provision-time ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '15m', maxLength: 20, description: AUTOSCALER_DEFAULT }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `max-node-provision-time ${DURATION_MSG}` })
   'max-node-provision-time'?: string;
 
-  @ApiPropertyOptional({ example: '5m', maxLength: 20 }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `unremovable-node-recheck-timeout ${DURATION_MSG}` })
+  @ApiPropertyOptional({ example: '5m', maxLength: 20, description: AUTOSCALER_DEFAULT }) @IsOptional() @IsString() @MaxLength(20) @Matches(DURATION, { message: `unremovable-node-recheck-timeout ${DURATION_MSG}` })
   'unremovable-node-recheck-timeout'?: string;
 }
 
@@ -153,9 +157,10 @@ const ADDONS_SCHEMA = {
   maxProperties: 100,
   additionalProperties: {
     type: 'object',
+    required: ['enabled'] as string[],
     properties: {
       enabled: { type: 'boolean' },
-      customValues: { type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 } },
+      customValues: { type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, default: {} },
     },
   },
   example: { 'metrics-server': { enabled: true, customValues: {} } },
@@ -190,20 +195,25 @@ export class CreateClusterRequest {
   @ValidateNested({ each: true }) @Type(() => CreateClusterNodePoolDto)
   nodePools: CreateClusterNodePoolDto[];
 
-  @ApiPropertyOptional(ADDONS_SCHEMA)
+  @ApiPropertyOptional({
+    ...ADDONS_SCHEMA,
+    description: `${ADDONS_SCHEMA.description}. Default: the catalog's default add-ons; an add-on named here replaces its default setting`,
+  })
   @IsOptional() @IsAddonMap()
   addons?: Record<string, { enabled: boolean; customValues?: Record<string, string> }>;
 
-  @ApiPropertyOptional({ type: IpRangeDto }) @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  @ApiPropertyOptional({ type: IpRangeDto, description: 'Left out (or {}): the default pod subnet (answered as null)' })
+  @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
   clusterPodSubnet?: IpRangeDto;
 
-  @ApiPropertyOptional({ type: IpRangeDto }) @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
+  @ApiPropertyOptional({ type: IpRangeDto, description: 'Left out (or {}): the default service subnet (answered as null)' })
+  @EmptyIpRangeIsAbsent() @IsOptional() @ValidateNested() @Type(() => IpRangeDto)
   serviceSubnet?: IpRangeDto;
 
   @ApiPropertyOptional({ enum: CNI_TYPES, default: 'cilium' }) @IsOptional() @IsIn(CNI_TYPES)
   cni?: string;
 
-  @ApiPropertyOptional({ maxLength: 500 }) @IsOptional() @IsString() @MaxLength(500)
+  @ApiPropertyOptional({ maxLength: 500, description: 'Default: none (null)' }) @IsOptional() @IsString() @MaxLength(500)
   description?: string;
 
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
@@ -227,21 +237,26 @@ export class CreateClusterRequest {
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
   enableNetworkEncryption?: boolean;
 
-  @ApiPropertyOptional({ deprecated: true, description: 'Use podSecurityStandardsProfile; true means baseline when no profile is given' })
+  @ApiPropertyOptional({ deprecated: true, default: false, description: 'Use podSecurityStandardsProfile; true means baseline when no profile is given' })
   @IsOptional() @IsBoolean()
   enablePodSecurityStandards?: boolean;
 
-  @ApiPropertyOptional({ type: [IpWhitelistRequestDto] })
+  @ApiPropertyOptional({ type: [IpWhitelistRequestDto], default: [] })
   @IsOptional() @LenientIpWhitelist() @IsArray() @ArrayMaxSize(100) @ValidateNested({ each: true }) @Type(() => IpWhitelistRequestDto)
   ipWhitelist?: IpWhitelistRequestDto[];
 
-  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Left out: no maintenance schedule (an upgrade window opens 24 h after planning and lasts 24 h)',
+  })
+  @IsOptional() @IsUUID('all', { message: 'maintenanceScheduleIdentity must be a UUID' })
   maintenanceScheduleIdentity?: string;
 
-  @PodSecurityStandardsProfileField()
+  @PodSecurityStandardsProfileField('Default: none (null), or baseline when enablePodSecurityStandards is true')
   podSecurityStandardsProfile?: string;
 
-  @ApiPropertyOptional({ example: 'stable', description: 'An update channel name' }) @IsOptional() @IsString() @Length(1, 100)
+  @ApiPropertyOptional({ example: 'stable', description: 'An update channel name. Left out: no update channel (null)' })
+  @IsOptional() @IsString() @Length(1, 100)
   updateChannel?: string;
 }
 
@@ -250,7 +265,8 @@ export class ClusterReferenceRequest {
   identity: string;
 }
 
-/** The update request of docs/decisions.md (all optional). `status` records the intent in `desiredStatus`. */
+/** The cluster update (all optional, docs/conventions.md "Clusters and node pools"). `status` records the intent in `desiredStatus`. */
+@ApiPartialUpdate('addons merges into the current add-ons; ipWhitelist and clusterAutoscalerSettings replace theirs.')
 export class UpdateClusterRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 63, description: 'Display name; the slug (and the URL) stay as created' })
   @IsOptional() @IsString() @Length(1, 63)
@@ -285,7 +301,7 @@ export class UpdateClusterRequest {
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableHighAvailability?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() enableNetworkEncryption?: boolean;
 
-  @PodSecurityStandardsProfileField()
+  @PodSecurityStandardsProfileField('Left out: unchanged')
   podSecurityStandardsProfile?: string;
 
   @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
@@ -345,7 +361,7 @@ export class UpdateClusterRequest {
 // ------------------------------------------------------------------------------------ queries
 
 export class ClusterOrgListQuery extends PageQueryDto {
-  @ApiPropertyOptional({ format: 'uuid', description: 'Only clusters using this maintenance schedule (its identity)' })
+  @ApiPropertyOptional({ format: 'uuid', description: 'Only clusters using this maintenance schedule (its identity). Left out: clusters with any schedule or none' })
   @IsOptional() @IsUUID('all', { message: 'maintenanceSchedule must be a maintenance schedule identity (UUID)' })
   maintenanceSchedule?: string;
 

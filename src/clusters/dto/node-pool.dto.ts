@@ -94,7 +94,7 @@ export class CreateClusterNodePoolDto {
   @IsOptional() @IsInt() @Min(0) @Max(MAX_POOL_SIZE)
   maxSize: number;
 
-  @ApiPropertyOptional({ example: 'eu-central-1a', description: "An availability zone of the cluster's region" })
+  @ApiPropertyOptional({ example: 'eu-central-1a', description: "An availability zone of the cluster's region. Default: none (null)" })
   @IsOptional() @IsString() @Length(1, 100)
   availabilityZone?: string;
 
@@ -111,15 +111,15 @@ export class CreateClusterNodePoolDto {
   @IsOptional() @IsIn(NODE_POOL_UPGRADE_STRATEGIES)
   upgradeStrategy?: string;
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { team: 'web' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { team: 'web' }, default: {} })
   @IsOptional() @IsStringMap()
   annotations?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { tier: 'frontend' } })
+  @ApiPropertyOptional({ type: 'object', maxProperties: 100, additionalProperties: { type: 'string', maxLength: 4096 }, example: { tier: 'frontend' }, default: {} })
   @IsOptional() @IsStringMap()
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ type: [NodeTaintDto] })
+  @ApiPropertyOptional({ type: [NodeTaintDto], default: [] })
   @IsOptional() @IsArray() @ArrayMaxSize(50) @ValidateNested({ each: true }) @Type(() => NodeTaintDto)
   taints?: NodeTaintDto[];
 }

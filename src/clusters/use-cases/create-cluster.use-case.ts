@@ -30,7 +30,7 @@ const fail = (field: string, message: string) => ValidationFailedException.forFi
 
 /**
  * Creates a cluster in `new` (provisionStatus ACCEPTED) with `desiredStatus` starting, its node pools
- * and its observability tenant, after every rule of docs/decisions.md; the reconciler takes it from there.
+ * and its observability tenant, after every rule of docs/conventions.md ("Clusters and node pools"); the reconciler takes it from there.
  */
 @Injectable()
 export class CreateClusterUseCase {

@@ -60,7 +60,7 @@ const REQUEST_TYPES: Record<ClusterDesiredStatus, string> = {
 };
 
 /**
- * The cluster update of docs/decisions.md. Settings change at once; `status` records the intent in
+ * The cluster update of docs/conventions.md ("Clusters and node pools"). Settings change at once; `status` records the intent in
  * `desiredStatus` for the reconciler (409 when the state machine refuses it); `version` only moves to
  * an available upgrade or downgrade target while the cluster is started or stopped.
  */

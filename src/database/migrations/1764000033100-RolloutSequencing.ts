@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * Rollout sequencing (docs/decisions.md "Rollout sequencing"): a cluster with an upstream cluster is upgraded
+ * Rollout sequencing (docs/adr/0044-rollout-sequencing.md): a cluster with an upstream cluster is upgraded
  * to a version only once its upstream has run that version for a soak time.
  *
  * - organisations.upgrade_soak_hours: the organisation's soak time (0..720 h, default 24);

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A scheduler pass finds its work through these (docs/performance.md "Scheduler pass"):
+ * A scheduler pass finds its work through these (docs/performance-history.md "Scheduler pass"):
  * - open upgrades by status and window start, and by id (the rules page through them in id order): partial
  *   indexes holding only the few open rows, however long the history of finished upgrades grows (without the
  *   second, a keyset page in id order walks the primary key through the whole history);

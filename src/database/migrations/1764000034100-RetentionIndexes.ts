@@ -12,7 +12,7 @@ import { buildIndexConcurrently } from '../concurrent-index';
  * - `audit_events (organisation_id, environment_slug, cluster_slug, created_at, id)`: the per-cluster audit
  *   list selects by organisation and slugs (a deleted cluster's events stay listed under its slug), which
  *   `audit_events_cluster_idx` (by cluster_id) cannot serve; without it the list read every event of the
- *   organisation and sorted them. See docs/performance.md, "Audit lists at 10 million rows and retention".
+ *   organisation and sorted them. See docs/performance-history.md, "Audit lists and retention at 10 million rows".
  * Built CONCURRENTLY (no transaction), so audit writes go on while a large table is indexed.
  */
 export class RetentionIndexes1764000034100 implements MigrationInterface {

@@ -5,6 +5,7 @@ import { PageQueryDto } from '../../common/paging';
 import { KUBERNETES_ROLES, KubernetesRole } from '../../organisations/organisation-member.entity';
 import { ENVIRONMENT_TYPES, EnvironmentType } from '../../catalog/environment-types';
 import { IsPlainText } from '../../common/names';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 const TYPE_MESSAGE = `type must be one of: ${ENVIRONMENT_TYPES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
@@ -15,20 +16,21 @@ export class CreateEnvironmentRequest {
   @IsPlainText()
   name: string;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, example: 'Customer-facing workloads' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, example: 'Customer-facing workloads', description: 'Default: none (null)' })
   @IsOptional() @IsString() @MaxLength(500)
   description?: string | null;
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 255, example: 'Runs the web shop' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 255, example: 'Runs the web shop', description: 'Default: none (null)' })
   @IsOptional() @IsString() @MaxLength(255)
   purpose?: string | null;
 
-  @ApiPropertyOptional({ enum: ENVIRONMENT_TYPES, example: 'production' })
+  @ApiPropertyOptional({ enum: ENVIRONMENT_TYPES, example: 'production', description: 'Default: none (null): the environment has no type' })
   @IsOptional() @IsIn(ENVIRONMENT_TYPES as unknown as string[], { message: TYPE_MESSAGE })
   type?: EnvironmentType | null;
 }
 
 /** Same fields and bounds, none required; renaming keeps the slug. `null` clears description, purpose or type. */
+@ApiPartialUpdate('null clears description, purpose and type.')
 export class UpdateEnvironmentRequest {
   @ApiPropertyOptional({ minLength: 3, maxLength: 25, example: 'production-eu', description: 'Renaming does not change the slug' })
   @ValidateIf((o: UpdateEnvironmentRequest) => o.name !== undefined) @IsString() @Length(3, 25)

@@ -1,4 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
+import { ApiPartialUpdate } from '../../common/api-docs';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
@@ -127,6 +128,7 @@ export class CreateMaintenanceScheduleRequest {
 }
 
 /** PATCH: the same fields and bounds, each optional. */
+@ApiPartialUpdate()
 export class UpdateMaintenanceScheduleRequest {
   @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'Weekly Tuesday night' })
   @IsOptional() @IsString() @Length(1, 100, { message: 'name must be 1 to 100 characters' })

@@ -32,7 +32,8 @@ export class AlertingConfigurationRequest {
     type: 'object',
     additionalProperties: { type: 'string', maxLength: ALERTING_MAX_FILE_BYTES },
     maxProperties: ALERTING_MAX_FILES,
-    description: `Rule files (YAML with \`groups\`: list of {name, rules: list of {alert|record, expr}}). ${FILES_DESCRIPTION}`,
+    description: `Rule files (YAML with \`groups\`: list of {name, rules: list of {alert|record, expr}}). ${FILES_DESCRIPTION}. Left out: none`,
+    default: {},
     example: { 'node.yaml': 'groups:\n  - name: node\n    rules:\n      - alert: NodeDown\n        expr: up == 0\n' },
   })
   @IsOptional() @IsObject()
@@ -42,7 +43,8 @@ export class AlertingConfigurationRequest {
     type: 'object',
     additionalProperties: { type: 'string', maxLength: ALERTING_MAX_FILE_BYTES },
     maxProperties: ALERTING_MAX_FILES,
-    description: `Notification template files (non-empty text). ${FILES_DESCRIPTION}`,
+    description: `Notification template files (non-empty text). ${FILES_DESCRIPTION}. Left out: none`,
+    default: {},
     example: { 'default.tmpl': '{{ define "title" }}{{ .CommonLabels.alertname }}{{ end }}' },
   })
   @IsOptional() @IsObject()

@@ -31,6 +31,9 @@ export const ALERT_MAP_MAX_VALUE = 16384;
 const alertMap = boundedStringMapSchema(ALERT_MAP_MAX_ENTRIES, ALERT_MAP_MAX_VALUE);
 const IsAlertMap = () => IsBoundedStringMap(ALERT_MAP_MAX_ENTRIES, ALERT_MAP_MAX_KEY, ALERT_MAP_MAX_VALUE);
 
+/** An alert-manager field the service accepts and does not use. */
+const UNUSED = "Alertmanager's field; the service does not use it, so it may be left out";
+
 /** One alert of the alert-manager webhook payload. */
 export class WebhookAlertDto {
   @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
@@ -39,13 +42,13 @@ export class WebhookAlertDto {
   @ApiProperty({ ...alertMap, example: { alertname: 'NodeDown', severity: 'critical' } }) @IsObject() @IsAlertMap()
   labels: Record<string, string>;
 
-  @ApiPropertyOptional({ ...alertMap, example: { summary: 'Node is down' } }) @IsOptional() @IsObject() @IsAlertMap()
+  @ApiPropertyOptional({ ...alertMap, example: { summary: 'Node is down' }, default: {} }) @IsOptional() @IsObject() @IsAlertMap()
   annotations?: Record<string, string>;
 
   @ApiProperty({ format: 'date-time', maxLength: 64 }) @IsString() @MaxLength(64)
   startsAt: string;
 
-  @ApiPropertyOptional({ format: 'date-time', description: '0001-01-01T00:00:00Z (the zero time) means not ended' })
+  @ApiPropertyOptional({ format: 'date-time', description: '0001-01-01T00:00:00Z (the zero time) means not ended. Left out: not ended while firing, the time of the call when resolved' })
   @IsOptional() @IsString() @MaxLength(64)
   endsAt?: string;
 
@@ -53,7 +56,7 @@ export class WebhookAlertDto {
   @IsOptional() @IsString() @Length(1, 128)
   fingerprint?: string;
 
-  @ApiPropertyOptional({ maxLength: 4096 }) @IsOptional() @IsString() @MaxLength(4096)
+  @ApiPropertyOptional({ maxLength: 4096, description: UNUSED }) @IsOptional() @IsString() @MaxLength(4096)
   generatorURL?: string;
 }
 
@@ -61,21 +64,21 @@ export class WebhookAlertDto {
 export class AlertManagerWebhookDto {
   @ApiProperty({ example: '4' }) @IsString() @MaxLength(16)
   version: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  @ApiPropertyOptional({ description: UNUSED }) @IsOptional() @IsString() @MaxLength(4096)
   groupKey?: string;
-  @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647 }) @IsOptional() @IsInt() @Min(0) @Max(2147483647)
+  @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 0, maximum: 2147483647, description: UNUSED }) @IsOptional() @IsInt() @Min(0) @Max(2147483647)
   truncatedAlerts?: number;
   @ApiProperty({ enum: TENANT_ALERT_STATUSES }) @IsIn(TENANT_ALERT_STATUSES as unknown as string[])
   status: 'firing' | 'resolved';
   @ApiProperty() @IsString() @MaxLength(255)
   receiver: string;
-  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
+  @ApiPropertyOptional({ ...alertMap, description: UNUSED }) @IsOptional() @IsObject() @IsAlertMap()
   groupLabels?: Record<string, string>;
-  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
+  @ApiPropertyOptional({ ...alertMap, description: UNUSED }) @IsOptional() @IsObject() @IsAlertMap()
   commonLabels?: Record<string, string>;
-  @ApiPropertyOptional(alertMap) @IsOptional() @IsObject() @IsAlertMap()
+  @ApiPropertyOptional({ ...alertMap, description: UNUSED }) @IsOptional() @IsObject() @IsAlertMap()
   commonAnnotations?: Record<string, string>;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4096)
+  @ApiPropertyOptional({ description: UNUSED }) @IsOptional() @IsString() @MaxLength(4096)
   externalURL?: string;
   @ApiProperty({ type: [WebhookAlertDto], maxItems: WEBHOOK_MAX_ALERTS })
   @IsArray() @ArrayMaxSize(WEBHOOK_MAX_ALERTS) @ValidateNested({ each: true }) @Type(() => WebhookAlertDto)

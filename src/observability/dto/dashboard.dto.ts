@@ -16,7 +16,7 @@ export class CreateDashboardIntegrationRequest {
   @IsString() @Length(1, 4096)
   apiToken: string;
 
-  @ApiPropertyOptional({ maxLength: 63, example: 'acme-', description: 'Prefix of the data sources the service manages' })
+  @ApiPropertyOptional({ maxLength: 63, example: 'acme-', description: 'Prefix of the data sources the service manages. Default: none (null)' })
   @IsOptional() @IsString() @MaxLength(63) @Matches(/^[A-Za-z0-9._-]*$/, { message: 'datasourcePrefix may hold letters, digits, ".", "_" and "-" only' })
   datasourcePrefix?: string;
 

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPartialUpdate } from '../../common/api-docs';
 import { IsBoolean, IsObject, IsOptional, IsString, IsUUID, Length } from 'class-validator';
 import { Secret, SecretOptions } from '../../common/secret-fields';
 import { ORGANISATION_INTEGRATION_TYPES } from '../organisation-integration.entity';
@@ -17,6 +18,7 @@ export const INTEGRATION_CONFIG_PUBLIC_KEYS = ['channel', 'region', 'site', 'tea
 /** `config` values are credentials of the alerting product (API keys, tokens): ADMIN and above read them. */
 export const INTEGRATION_CONFIG_SECRET: SecretOptions = { kind: 'map', readableFrom: 'ADMIN', publicKeys: INTEGRATION_CONFIG_PUBLIC_KEYS };
 
+@ApiPartialUpdate()
 export class UpdateOrganisationIntegrationRequest {
   @ApiProperty({ format: 'uuid', description: 'Must equal the identity in the path' })
   @IsUUID()

@@ -4,12 +4,13 @@ import { IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-valida
 import { KUBERNETES_ROLES, KubernetesRole, ORGANISATION_ROLES, OrganisationRole } from '../organisation-member.entity';
 import { EmailDto, LenientEmail, SlugDto } from './organisation.dto';
 import { IsPlainText } from '../../common/names';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 const ROLE_MESSAGE = `role must be one of: ${ORGANISATION_ROLES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
 
 export class AddMemberRequest {
-  @ApiPropertyOptional({ type: EmailDto, description: 'The user to add, by email (or give username)' })
+  @ApiPropertyOptional({ type: EmailDto, description: 'The user to add, by email (or give username). Left out: username names the user; without either the request is 400' })
   @IsOptional() @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   email?: EmailDto;
 
@@ -21,12 +22,13 @@ export class AddMemberRequest {
   @IsOptional() @IsIn(ORGANISATION_ROLES as unknown as string[], { message: ROLE_MESSAGE })
   role?: OrganisationRole;
 
-  @ApiPropertyOptional({ minLength: 1, maxLength: 64, description: 'The user to add, by username (or give email)' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 64, description: 'The user to add, by username (or give email). Left out: email names the user; without either the request is 400' })
   @IsOptional() @IsString() @Length(1, 64)
   @IsPlainText()
   username?: string;
 }
 
+@ApiPartialUpdate()
 export class UpdateMemberRequest {
   @ApiPropertyOptional({ enum: KUBERNETES_ROLES })
   @IsOptional() @IsIn(KUBERNETES_ROLES as unknown as string[], { message: K8S_ROLE_MESSAGE })

@@ -19,6 +19,7 @@ import {
 } from 'class-validator';
 import { ORGANISATION_TYPES, OrganisationType } from '../organisation.entity';
 import { IsPlainText } from '../../common/names';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 /** The spec's Email object. */
 export class EmailDto {
@@ -57,11 +58,11 @@ export class CreateOrganisationRequest {
   @IsArray() @ArrayMaxSize(20) @ValidateNested({ each: true }) @Type(() => AgreementDto)
   acceptedAgreements: AgreementDto[];
 
-  @ApiPropertyOptional({ maxLength: 1000, example: 'Main Street 1, 1000 AA Amsterdam' })
+  @ApiPropertyOptional({ maxLength: 1000, example: 'Main Street 1, 1000 AA Amsterdam', description: 'Default: none (null)' })
   @IsOptional() @IsString() @Length(0, 1000)
   companyAddress?: string;
 
-  @ApiPropertyOptional({ maxLength: 255, example: 'Acme B.V.' })
+  @ApiPropertyOptional({ maxLength: 255, example: 'Acme B.V.', description: 'Default: none (null)' })
   @IsOptional() @IsString() @Length(0, 255)
   @IsPlainText()
   companyName?: string;
@@ -79,11 +80,12 @@ export class CreateOrganisationRequest {
   @IsIn(ORGANISATION_TYPES as unknown as string[], { message: `organisationType must be one of: ${ORGANISATION_TYPES.join(', ')}` })
   organisationType: OrganisationType;
 
-  @ApiPropertyOptional({ maxLength: 32, example: 'NL004495445B01', description: 'Checked for format and check digits' })
+  @ApiPropertyOptional({ maxLength: 32, example: 'NL004495445B01', description: 'Checked for format and check digits. Default: none (null)' })
   @IsOptional() @IsString() @Length(1, 32)
   vatNumber?: string;
 }
 
+@ApiPartialUpdate()
 export class UpdateOrganisationRequest {
   @ApiPropertyOptional({ type: EmailDto, nullable: true, description: 'null removes it' })
   @IsOptional() @LenientEmail() @ValidateNested() @Type(() => EmailDto)

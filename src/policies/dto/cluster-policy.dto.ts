@@ -3,6 +3,7 @@ import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsStri
 import { ENVIRONMENT_TYPES } from '../../catalog/environment-types';
 import { PolicyAction, POLICY_ACTIONS } from '../cluster-policy.entity';
 import { MAX_EXPRESSION_LENGTH } from '../policy-language';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 export const MAX_POLICIES_PER_ORGANISATION = 50;
 export const MAX_PLATFORM_POLICIES = 50;
@@ -40,7 +41,7 @@ export class CreateClusterPolicyRequest {
     nullable: true,
     maxLength: MAX_EXPRESSION_LENGTH,
     example: "'cluster ' + object.name + ' must be highly available'",
-    description: 'CEL expression evaluating to a string, used instead of `message` when the expression is false (falls back to `message` if it fails)',
+    description: 'CEL expression evaluating to a string, used instead of `message` when the expression is false (falls back to `message` if it fails). Left out: `message` is used',
   })
   @IsOptional() @IsString() @Length(1, MAX_EXPRESSION_LENGTH)
   messageExpression?: string | null;
@@ -55,7 +56,7 @@ export class CreateClusterPolicyRequest {
     maxItems: MAX_SCOPE_ITEMS,
     example: ['production'],
     nullable: true,
-    description: 'Only clusters in these environments (slugs of the organisation). Not together with environmentTypes; neither means every environment',
+    description: 'Only clusters in these environments (slugs of the organisation). Not together with environmentTypes; neither means every environment, so left out (with environmentTypes left out too) the policy applies everywhere',
   })
   @IsOptional() @IsArray() @ArrayMaxSize(MAX_SCOPE_ITEMS) @ArrayUnique() @IsString({ each: true })
   @Matches(ENV_SLUG, { each: true, message: 'environments entries must be environment slugs' })
@@ -66,7 +67,7 @@ export class CreateClusterPolicyRequest {
     items: { type: 'string', enum: [...ENVIRONMENT_TYPES] },
     nullable: true,
     example: ['production'],
-    description: 'Only clusters in environments of these types. Not together with environments',
+    description: 'Only clusters in environments of these types. Not together with environments. Left out (with environments left out too): every environment',
   })
   @IsOptional() @IsArray() @ArrayMaxSize(ENVIRONMENT_TYPES.length) @ArrayUnique()
   @IsIn(ENVIRONMENT_TYPES, { each: true, message: `environmentTypes entries must be one of: ${ENVIRONMENT_TYPES.join(', ')}` })
@@ -77,6 +78,7 @@ export class CreateClusterPolicyRequest {
   enabled?: boolean;
 }
 
+@ApiPartialUpdate('Giving environments or environmentTypes clears the other.')
 export class UpdateClusterPolicyRequest {
   @ApiPropertyOptional({ pattern: NAME.source, maxLength: 63 }) @IsOptional() @IsString() @Matches(NAME, { message: NAME_MESSAGE })
   name?: string;

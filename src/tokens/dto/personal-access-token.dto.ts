@@ -13,7 +13,7 @@ export class PersonalAccessTokenTypeDto {
 }
 
 export class ProvisionPersonalAccessTokenRequest {
-  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'ci-pipeline' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 100, example: 'ci-pipeline', default: 'Personal access token' })
   @IsOptional() @IsString() @Length(1, 100)
   @IsPlainText()
   name?: string;
@@ -25,7 +25,7 @@ export class ProvisionPersonalAccessTokenRequest {
   @ApiPropertyOptional({
     example: '203.0.113.7, 10.0.0.0/8',
     maxLength: 2000,
-    description: 'Comma-separated IP addresses or CIDR ranges the token may be used from',
+    description: 'Comma-separated IP addresses or CIDR ranges the token may be used from. Left out (or blank): from any address',
   })
   @IsOptional() @IsString() @Length(0, 2000)
   ipRestriction?: string;

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPartialUpdate } from '../../common/api-docs';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDateString, IsIn, IsOptional, IsString, IsUUID, Length, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../common/paging';
@@ -21,7 +22,7 @@ export class ScheduledClusterUpgradeQuery extends PageQueryDto {
     type: [String],
     format: 'uuid',
     maxItems: 100,
-    description: 'Only upgrades of these clusters (at most 100); repeatable or comma-separated',
+    description: 'Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster',
   })
   @IsOptional() @Transform(toList) @IsArray() @ArrayMaxSize(100)
   @IsUUID('all', { each: true, message: 'clusterIdentities must hold cluster identities (UUIDs)' })
@@ -31,7 +32,7 @@ export class ScheduledClusterUpgradeQuery extends PageQueryDto {
     enum: SCHEDULED_UPGRADE_STATUSES,
     isArray: true,
     maxItems: SCHEDULED_UPGRADE_STATUSES.length,
-    description: 'Only upgrades in these statuses; repeatable or comma-separated',
+    description: 'Only upgrades in these statuses; repeatable or comma-separated. Left out: every status',
   })
   @IsOptional() @Transform(toList) @IsArray() @ArrayMaxSize(SCHEDULED_UPGRADE_STATUSES.length)
   @IsIn(SCHEDULED_UPGRADE_STATUSES as unknown as string[], {
@@ -90,11 +91,11 @@ export class CreateScheduledClusterUpgradeRequest {
   @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd: string;
 
-  @ApiPropertyOptional({ maxLength: 500, example: 'security patch' })
+  @ApiPropertyOptional({ maxLength: 500, example: 'security patch', description: 'Default: "scheduled by platform administrator <username>"' })
   @IsOptional() @IsString() @Length(1, 500, { message: 'reason must be 1 to 500 characters' })
   reason?: string;
 
-  @ApiPropertyOptional({ example: '1.31.5', description: 'When given (the original admin client sends it), the version the cluster must run; 409 otherwise' })
+  @ApiPropertyOptional({ example: '1.31.5', description: 'When given (the original admin client sends it), the version the cluster must run; 409 otherwise. Left out: not checked' })
   @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'fromClusterVersion must look like 1.31.5' })
   fromClusterVersion?: string;
 
@@ -109,6 +110,7 @@ export class CreateScheduledClusterUpgradeRequest {
 }
 
 /** PUT of the original admin client: `{identity, status, reason}`. */
+@ApiPartialUpdate()
 export class AdminPutScheduledClusterUpgradeRequest {
   @ApiPropertyOptional({ format: 'uuid', description: 'When given, must be the identity in the path (400 otherwise)' })
   @IsOptional() @IsUUID('all', { message: 'identity must be a UUID' })
@@ -131,6 +133,7 @@ export class AdminPutScheduledClusterUpgradeRequest {
  * `UpdateScheduledClusterUpgradeRequest` sends (`identity`, `status`, `reason`, `version`). Every field either takes
  * effect or is refused; none is ignored.
  */
+@ApiPartialUpdate()
 export class UpdateScheduledClusterUpgradeRequest extends AdminPutScheduledClusterUpgradeRequest {
   @ApiPropertyOptional({ format: 'date-time' })
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })

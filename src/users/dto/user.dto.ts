@@ -11,7 +11,7 @@ export class AddUserRequest {
   @IsString() @Length(3, 64) @Matches(/^[A-Za-z0-9._-]+$/, { message: 'username may contain letters, digits, dot, dash and underscore only' })
   username: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: "The user's OIDC identity: the subject (a UUID) at the OIDC issuer" })
+  @ApiPropertyOptional({ format: 'uuid', description: "The user's OIDC identity: the subject (a UUID) at the OIDC issuer. Left out: none (null); the user signs in with personal access tokens" })
   @IsOptional() @IsUUID('all', { message: 'oidcId must be a UUID (the subject at the OIDC issuer)' })
   oidcId?: string;
 

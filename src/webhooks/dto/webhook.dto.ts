@@ -3,6 +3,7 @@ import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsBoolean, IsOptional
 import { OUTBOUND_MAX_URL_LENGTH } from '../../common/outbound-policy';
 import { Secret, SecretOptions } from '../../common/secret-fields';
 import { WEBHOOK_EVENT_TYPES } from '../webhook-outbox';
+import { ApiPartialUpdate } from '../../common/api-docs';
 
 /** A receiver URL may carry a token in its query string: that part is sealed, and shown to ADMIN and above only. */
 export const WEBHOOK_URL_SECRET: SecretOptions = { kind: 'url', readableFrom: 'ADMIN' };
@@ -68,6 +69,7 @@ export class CreateWebhookRequest {
   enabled?: boolean;
 }
 
+@ApiPartialUpdate()
 export class UpdateWebhookRequest {
   @ApiPropertyOptional({ example: 'https://hooks.example.com/cluster-events', maxLength: OUTBOUND_MAX_URL_LENGTH })
   @Secret(WEBHOOK_URL_SECRET)

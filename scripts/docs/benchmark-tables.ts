@@ -1,0 +1,192 @@
+/**
+ * How each benchmark's newest result in bench/results/*.json is shown in docs/performance.md
+ * (npm run docs:performance, docs/adr/0092-docs-generated-from-code.md). A benchmark adds its table by adding one
+ * entry to BENCHMARK_TABLES: which result files are its own, when a result was measured, and the Markdown of a result.
+ */
+export interface BenchmarkTable {
+  /** Section title in docs/performance.md. */
+  title: string;
+  /** The command that writes the results. */
+  command: string;
+  /** Result files of this benchmark (file names in bench/results/). */
+  files: RegExp;
+  /** When the result was measured (an ISO date-time in the JSON); results without one are ignored. */
+  measuredAt(result: Json): string | undefined;
+  /** Results that do not stand for the benchmark (a quick run, an older commit measured for comparison). */
+  accepts?(result: Json, file: string): boolean;
+  /** The result as Markdown (tables and a line or two). */
+  render(result: Json): string;
+}
+
+// The JSON the benchmarks write is read without a schema; the formatters name the fields they use.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+/** A Markdown table; a column whose cells are all numbers is right-aligned. */
+const table = (header: string[], rows: (string | number)[][]) => {
+  const numeric = header.map((_, i) => rows.every((r) => /^\**[\d,.]+\**$/.test(String(r[i]))));
+  return [`| ${header.join(' | ')} |`, `|${numeric.map((right) => (right ? '---:' : '---')).join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+};
+const n = (v: number | null | undefined) => (v === null || v === undefined ? '' : v.toLocaleString('en-GB'));
+const bold = (v: number | null | undefined) => (v === null || v === undefined ? '' : `**${v}**`);
+
+const notBefore = (_result: Json, file: string) => !/before/.test(file);
+
+export const BENCHMARK_TABLES: BenchmarkTable[] = [
+  {
+    title: 'Requests: list, get and PATCH against the baseline',
+    command: 'npm run bench',
+    files: /^(latest|quick)\.json$/,
+    measuredAt: (r) => r.startedAt,
+    accepts: (r) => !r.quick,
+    render: (r) => {
+      const ops = ['list', 'get', 'patch'];
+      const rates = table(
+        ['clusters', 'operation', 'service req/s', 'p50 ms', 'p99 ms', 'baseline req/s', 'p50 ms', 'p99 ms', 'ratio'],
+        r.runs.flatMap((run: Json) =>
+          ops.map((op) => {
+            const x = run.results[op];
+            return [n(run.clusters), op, x.service.rps, x.service.p50, x.service.p99, x.baseline.rps, x.baseline.p50, x.baseline.p99, `**${x.ratio.toFixed(2)}**`];
+          }),
+        ),
+      );
+      const perRequest = table(
+        ['clusters', 'operation', 'statements', 'process CPU ms', 'event-loop CPU ms', 'database ms'],
+        r.runs.flatMap((run: Json) =>
+          ops
+            .filter((op) => run.analysis?.[op])
+            .map((op) => {
+              const a = run.analysis[op];
+              const pair = (k: string, digits = 1) => `${round(a.service[k], digits)} / ${round(a.baseline[k], digits)}`;
+              return [n(run.clusters), op, pair('statementsPerRequest', 0), pair('cpuMsPerRequest'), pair('eventLoopMsPerRequest'), pair('dbMsPerRequest')];
+            }),
+        ),
+      );
+      const growth = r.growth ? ops.map((op) => `${op} ${r.growth[op].costRatio}`).join(', ') : 'not measured';
+      const lines = [
+        rates,
+        '',
+        'Per request (analysis pass of the same run; service / baseline):',
+        '',
+        perRequest,
+        '',
+        `Service cost at the larger size relative to the smaller (smaller req/s ÷ larger req/s): ${growth}. ` +
+          `Service RSS after the runs: ${r.rssAfterMb} MB; growth from repetition 2 to 3: ${r.rssGrowthRep2to3Mb ?? 'n/a'} MB.`,
+      ];
+      if (r.webhooks) {
+        const w = r.webhooks;
+        lines.push(
+          '',
+          table(
+            ['webhooks', 'result'],
+            [
+              ['PATCH without a subscription', `${w.patch.withoutRps} req/s`],
+              ['PATCH with an active `*` subscription', `${w.patch.withSubscriptionRps} req/s`],
+              ['ratio (target ≥ 0.9)', bold(w.patch.ratio)],
+              [`outbox, 1 delivery replica, ${w.outbox.subscriptions} subscriptions`, `${w.outbox.oneReplica.perSecond} deliveries/s`],
+              ['outbox, 2 delivery replicas', `${w.outbox.twoReplicas.perSecond} deliveries/s (×${w.outbox.scaling})`],
+            ],
+          ),
+        );
+      }
+      return lines.join('\n');
+    },
+  },
+  {
+    title: 'Control plane: bursts of cluster creates',
+    command: 'npm run bench:control-plane',
+    files: /^(control-plane|recon)-?.*\.json$/,
+    measuredAt: (r) => r.startedAt,
+    accepts: notBefore,
+    render: (r) => {
+      const rows = r.bursts.map((b: Json) => [
+        `${b.latencyMs} ms`,
+        b.replicas,
+        b.topology ?? 'single',
+        n(b.clusters),
+        b.seconds,
+        bold(b.stepsPerSecond),
+        b.ratioToIdeal === null ? '' : `${b.ratioToIdeal} of ${b.ideal}`,
+        `${b.getAtRest.p99} → ${b.getDuringBurst.p99} ms (×${b.getP99Ratio})`,
+      ]);
+      const lines = [
+        `${r.concurrency} reconciler workers per replica, ${r.cpus} cores; each created cluster takes 9 steps to \`started\`.`,
+        '',
+        table(['driver latency', 'replicas', 'topology', 'clusters', 'seconds', 'steps/s', 'ratio to ideal', 'GET p99 at rest → during'], rows),
+      ];
+      if (r.observation) {
+        const o = r.observation;
+        lines.push('', `Observation: ${n(o.capacity?.observationsPerSecond)} observations/s at capacity; worst p99 age ${o.worst?.p99 ?? o.worstP99 ?? ''} s; replicas needed for the 60 s promise at 100,000: ${o.replicasNeeded ?? ''}.`);
+      }
+      return lines.join('\n');
+    },
+  },
+  {
+    title: 'Upgrade scheduler pass',
+    command: 'npm run bench:scheduler',
+    files: /^scheduler\.json$/,
+    measuredAt: (r) => r.startedAt,
+    render: (r) => {
+      const scenarios: [string, string, string][] = [
+        ['at rest (nothing due)', 'atRestMs', 'atRest'],
+        ['1 % behind their channel: the pass plans their upgrades', 'behind1pctMs', 'behind1pct'],
+        ['1 % planned, nothing due', 'planned1pctMs', 'planned1pct'],
+      ];
+      const [small, large] = r.runs;
+      return [
+        `Median ms per pass; "before" is the scheduler before keyset batching, measured on the same database.`,
+        '',
+        table(
+          ['scenario', `current ${n(small.clusters)} ms`, `current ${n(large.clusters)} ms`, 'ratio', `before ${n(small.clusters)} ms`, `before ${n(large.clusters)} ms`, 'ratio'],
+          scenarios.map(([label, ms, ratio]) => [
+            label,
+            small.current[ms],
+            large.current[ms],
+            bold(r.ratio100kTo10k.current[ratio]),
+            small.baseline[ms],
+            large.baseline[ms],
+            r.ratio100kTo10k.baseline[ratio],
+          ]),
+        ),
+      ].join('\n');
+    },
+  },
+  {
+    title: 'Cluster policies: evaluate and violations',
+    command: 'npm run bench:policies',
+    files: /^policies\.json$/,
+    measuredAt: (r) => r.startedAt,
+    render: (r) =>
+      [
+        `${n(r.clusters)} clusters in one organisation; median of ${r.runs} calls.`,
+        '',
+        table(
+          ['call', 'ms'],
+          [
+            ['`evaluate`, one page of 500', n(r.evaluatePage500Ms)],
+            ['`violations`, full scan, policy reading node pools', n(r.violationsScanMs)],
+            ["`violations`, full scan, policy reading only the cluster's columns", n(r.violationsScanOwnColumnsMs)],
+          ],
+        ),
+      ].join('\n'),
+  },
+  {
+    title: 'Allocation per request',
+    command: 'npm run bench:allocation',
+    files: /^allocation\.json$/,
+    measuredAt: (r) => r.at,
+    render: (r) =>
+      [
+        `V8's sampling heap profiler over ${r.requests} requests per operation; the functions that allocate most are in \`bench/results/allocation.md\`.`,
+        '',
+        table(
+          ['operation', 'service KB', 'baseline KB'],
+          Object.entries(r.report as Record<string, Json>).map(([op, x]) => [op, n(x.service.kbPerRequest), n(x.baseline.kbPerRequest)]),
+        ),
+      ].join('\n'),
+  },
+];
+
+function round(v: number | undefined, digits: number): string {
+  return v === undefined || v === null ? '' : v.toFixed(digits);
+}
