@@ -274,6 +274,14 @@ describe.each(Object.entries(OVERLAYS))('deploy/overlays/%s rendered by kubectl 
     expect(container.envFrom).toEqual(api.spec.template.spec.containers[0].envFrom);
   });
 
+  it("applies alone with the selector docs/operations.md gives (the Job and the settings it reads, nothing that starts pods)", () => {
+    // kubectl apply -k OVERLAY -l 'app.kubernetes.io/component in (migration,settings)'
+    const selected = objects.filter((o) => ['migration', 'settings'].includes(o.metadata.labels?.['app.kubernetes.io/component'] ?? ''));
+    expect(selected.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Job']);
+    const configMap = job.spec.template.spec.containers[0].envFrom!.find((e) => e.configMapRef)!.configMapRef!.name;
+    expect(selected.find((o) => o.kind === 'ConfigMap')!.metadata.name).toBe(configMap);
+  });
+
   it('pins the image, and gives every pod the settings ConfigMap the overlay generated', () => {
     const [settings] = ofKind<K8sObject & { data: Labels }>('ConfigMap');
     expect(settings.metadata.name).toMatch(/^cluster-management-service-settings-[a-z0-9]+$/);
