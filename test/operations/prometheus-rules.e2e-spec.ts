@@ -100,7 +100,10 @@ describe('Prometheus rules and Grafana dashboard', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    for (const metric of t.get(MetricsService).registry.getMetricsAsArray() as { name: string; type: string; labelNames?: readonly string[] }[]) {
+    // prom-client's typings declare `type` a numeric enum and leave `labelNames` out; at run time both are there,
+    // `type` as 'counter', 'gauge', 'histogram' or 'summary'.
+    const metrics = t.get(MetricsService).registry.getMetricsAsArray() as unknown as { name: string; type: string; labelNames?: readonly string[] }[];
+    for (const metric of metrics) {
       const labels = [...(metric.labelNames ?? [])];
       const add = (name: string, extra: string[] = []) => exported.set(name, new Set([...labels, ...extra, ...TARGET_LABELS]));
       if (metric.type === 'histogram') {

@@ -1,6 +1,7 @@
 import * as fs from 'fs';
 import { lexer, type Tokens } from 'marked';
 import * as path from 'path';
+import { insertClearTextSecrets } from '../support/clear-text-secrets';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -43,22 +44,16 @@ describe('CHANGELOG rollback steps for sealed webhook URLs and integration crede
     databaseUrl = first.databaseUrl;
     owner = await first.createUser('rollback-owner');
     const { id } = await first.insertOrganisation(org, [{ user: owner as never, role: 'OWNER' }]);
-    await first.db.query(
-      `INSERT INTO organisation_integrations (organisation_id, type, display_name, enabled, config, created_at, modified_at)
-       VALUES ($1, 'alerting', 'Alerting', true, '{"channel":"#ops","apiKey":"first-key-1111"}', now(), now())`,
-      [id],
-    );
-    const [sealed] = await first.db.query(
-      `INSERT INTO webhook_subscriptions (organisation_id, url, event_types, secret_ciphertext, created_by, created_at, modified_at)
-       VALUES ($1, 'http://127.0.0.1:9/hook?token=first-token-1111', '{*}', 'v1.x.y.z', 'rollback-owner', now(), now()) RETURNING identity`,
-      [id],
-    );
+    ({ webhookIdentity: sealedHook } = await insertClearTextSecrets(first.db, id, {
+      apiKey: 'first-key-1111',
+      url: 'http://127.0.0.1:9/hook?token=first-token-1111',
+      createdBy: 'rollback-owner',
+    }));
     const [plain] = await first.db.query(
       `INSERT INTO webhook_subscriptions (organisation_id, url, event_types, secret_ciphertext, created_by, created_at, modified_at)
        VALUES ($1, 'http://127.0.0.1:9/plain', '{*}', 'v1.x.y.z', 'rollback-owner', now(), now()) RETURNING identity`,
       [id],
     );
-    sealedHook = sealed.identity;
     plainHook = plain.identity;
     await first.close();
     await (await restart()).close();
