@@ -1,3 +1,4 @@
+import { insertClearTextSecrets } from '../support/clear-text-secrets';
 import { startTestApp, TestApp } from '../support/test-app';
 
 /**
@@ -16,16 +17,7 @@ describe('secrets stored in clear before their declaration', () => {
     owner = await first.createUser('legacy-owner');
     const { id } = await first.insertOrganisation(org, [{ user: owner as never, role: 'OWNER' }]);
     // As an older version stored them: the whole config in clear, the URL with its token.
-    await first.db.query(
-      `INSERT INTO organisation_integrations (organisation_id, type, display_name, enabled, config, created_at, modified_at)
-       VALUES ($1, 'alerting', 'Alerting', true, '{"channel":"#ops","apiKey":"legacy-key-1f2e"}', now(), now())`,
-      [id],
-    );
-    await first.db.query(
-      `INSERT INTO webhook_subscriptions (organisation_id, url, event_types, secret_ciphertext, created_by, created_at, modified_at)
-       VALUES ($1, 'http://127.0.0.1:9/hook?token=legacy-token-9a8b', '{*}', 'v1.x.y.z', 'legacy-owner', now(), now())`,
-      [id],
-    );
+    await insertClearTextSecrets(first.db, id, { apiKey: 'legacy-key-1f2e', url: 'http://127.0.0.1:9/hook?token=legacy-token-9a8b', createdBy: 'legacy-owner' });
     await first.close();
     t = await startTestApp({}, databaseUrl);
   });

@@ -23,8 +23,8 @@ describe('README and docs', () => {
     expect({ words, underLimit: words < README_WORD_LIMIT }).toEqual({ words, underLimit: true });
   });
 
-  it('every relative link in README.md and docs/ resolves to an existing file and heading', () => {
-    const files = [path.join(ROOT, 'README.md'), ...markdownFiles(path.join(ROOT, 'docs'))];
+  it('every relative link in README.md, CHANGELOG.md, deploy/README.md and docs/ resolves to an existing file and heading', () => {
+    const files = [path.join(ROOT, 'README.md'), path.join(ROOT, 'CHANGELOG.md'), path.join(ROOT, 'deploy/README.md'), ...markdownFiles(path.join(ROOT, 'docs'))];
     const broken = files.flatMap((file) =>
       linksOf(fs.readFileSync(file, 'utf8'))
         .map((href) => brokenLink(file, href))
