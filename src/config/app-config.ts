@@ -13,6 +13,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { parseAddressList } from '../common/network';
+import { DEFAULT_RUNTIME_COST_LIMIT } from '../policies/policy-limits';
 
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
@@ -76,6 +77,13 @@ export class AppConfig {
   /** Optional override of the JWKS address; by default read from the issuer's discovery document. */
   @Transform(emptyToUndefined) @IsOptional() @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OIDC_JWKS_URL?: string;
+
+  /**
+   * Longest lifetime of an OIDC token accepted: `exp - iat` (or `exp - now` without `iat`); a token valid for longer
+   * is refused (401), so a leaked long-lived token is not a credential for years.
+   */
+  @Transform(toInt) @IsInt() @Min(60) @Max(31_536_000)
+  OIDC_MAX_TOKEN_LIFETIME_SECONDS = 86400;
 
   /** 32 bytes, base64 or hex. Without it the embedded database mode generates DATA_DIR/credentials.key. */
   @Transform(emptyToUndefined) @IsOptional()
@@ -250,6 +258,17 @@ export class AppConfig {
   /** Executor tasks one organisation may have waiting; more are answered 429. */
   @Transform(toInt) @IsInt() @Min(1) @Max(10000)
   EXECUTOR_QUEUE_PER_ORGANISATION = 16;
+
+  /** Heap of each executor worker thread, in MB; a task that needs more is stopped (its thread replaced) and answered 422. */
+  @Transform(toInt) @IsInt() @Min(32) @Max(4096)
+  EXECUTOR_WORKER_HEAP_MB = 128;
+
+  /**
+   * The run-time budget of one cluster policy evaluation (one expression on one cluster), in the cost units of the
+   * write-time estimate (docs/policies.md); past it the evaluation stops and the policy's failurePolicy applies.
+   */
+  @Transform(toInt) @IsInt() @Min(1000) @Max(1_000_000_000)
+  POLICY_RUNTIME_COST_LIMIT = DEFAULT_RUNTIME_COST_LIMIT;
 
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
   LOG_LEVEL = 'info';

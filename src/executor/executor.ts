@@ -31,9 +31,20 @@ export interface ExecutorOptions {
   maxHoldingPerKey?: number;
 }
 
+
+/** The fair queue's key of work done for an organisation (null: the platform's own, e.g. platform policies). */
+export const executorKey = (organisationId: number | string | null): string => (organisationId === null ? 'platform' : `organisation:${organisationId}`);
+
+/** How a task ended, counted per task (cms_executor_tasks_total). */
+export type ExecutorOutcome = 'ok' | 'failed' | 'timeout' | 'out_of_memory' | 'refused';
+
 /** A task ran out of its time (or memory) and was stopped: its input is too expensive to process. */
 export class ExecutorTaskTooExpensiveException extends HttpException {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Why it was stopped. */
+    readonly reason: 'timeout' | 'out_of_memory' = 'timeout',
+  ) {
     super(message, HttpStatus.UNPROCESSABLE_ENTITY);
   }
 }
@@ -78,6 +89,10 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   private readonly admitted = new WeakSet<object>();
   private running = 0;
   private closed = false;
+  /** Data every worker thread receives when it starts (piscina's `workerData`), by key. */
+  private readonly shared: Record<string, unknown> = {};
+  /** Tasks settled so far, by `task outcome`. */
+  readonly outcomes = new Map<string, number>();
   /** Tasks one key may run at once. */
   readonly perKey: number;
 
@@ -95,6 +110,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
     const file = this.options.workerFile ?? defaultWorkerFile();
     return (this.pool ??= new Piscina({
       filename: file,
+      workerData: this.shared,
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
       idleTimeout: Infinity,
@@ -102,6 +118,16 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       execArgv: file.endsWith('.ts') ? ['--require', '@swc-node/register'] : [],
       resourceLimits: { maxOldGenerationSizeMb: this.options.workerHeapMb ?? 128 },
     }));
+  }
+
+  /**
+   * Hands `value` to every worker thread (as `workerData[key]`, read with piscina's `workerData`), e.g. the policy
+   * variables' types, which the threads cannot derive without loading the service's DTO classes. Only before the
+   * first task: threads started later (replacements of stopped ones) receive the same.
+   */
+  shareWithWorkers(key: string, value: unknown): void {
+    if (this.pool) throw new Error(`Executor: '${key}' is shared with the worker threads after they started`);
+    this.shared[key] = structuredClone(value);
   }
 
   /** Threads started so far: none before the first task, then all of them. */
@@ -124,12 +150,18 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
    */
   run<K extends keyof Tasks & string>(key: string, task: K, input: Parameters<Tasks[K]>[0]): Promise<Awaited<ReturnType<Tasks[K]>>> {
     if (this.closed) return Promise.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
-    if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
+    if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) {
+      this.count(task, 'refused');
+      return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
+    }
     const holder = this.options.holdsConnection?.() ?? null;
     if (holder) {
       const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
       const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
-      if (!this.admitted.has(holder) && holders.size >= limit) return Promise.reject(new ExecutorQueueFullException(limit, 'in progress in changes'));
+      if (!this.admitted.has(holder) && holders.size >= limit) {
+        this.count(task, 'refused');
+        return Promise.reject(new ExecutorQueueFullException(limit, 'in progress in changes'));
+      }
       this.admitted.add(holder);
       holders.set(holder, (holders.get(holder) ?? 0) + 1);
       this.holdingPerKey.set(key, holders);
@@ -185,7 +217,17 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
     const message: WorkerTask = { task: job.task, input: job.input, started: port2 };
     this.workers()
       .run(message, { transferList: [port2], signal: abort.signal })
-      .then(job.resolve, (e: unknown) => job.reject(this.failure(job.task, e, timedOut)))
+      .then(
+        (v: unknown) => {
+          this.count(job.task, 'ok');
+          job.resolve(v);
+        },
+        (e: unknown) => {
+          const failure = this.failure(job.task, e, timedOut);
+          this.count(job.task, failure instanceof ExecutorTaskTooExpensiveException ? failure.reason : 'failed');
+          job.reject(failure);
+        },
+      )
       .finally(() => {
         clearTimeout(timer);
         port1.close();
@@ -205,11 +247,16 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       );
     }
     if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      return new ExecutorTaskTooExpensiveException(`The input is too expensive to process: ${what} needed more memory than a worker may use; simplify it.`);
+      return new ExecutorTaskTooExpensiveException(`The input is too expensive to process: ${what} needed more memory than a worker may use; simplify it.`, 'out_of_memory');
     }
     if (this.closed) return new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE);
     this.logger.error(`Executor task ${task} failed: ${(e as Error).message}`);
     return e;
+  }
+
+  private count(task: string, outcome: ExecutorOutcome): void {
+    const key = `${task} ${outcome}`;
+    this.outcomes.set(key, (this.outcomes.get(key) ?? 0) + 1);
   }
 
   /**

@@ -44,7 +44,7 @@ export class PolicyScanService {
   async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyEvaluationResult>> {
     await this.policies.checkBody(org, body);
     const req = toPageRequest(query, {});
-    const fields = this.evaluator.objectFields([body]);
+    const fields = await this.evaluator.objectFields(org.id, [body]);
     const envIds = await this.environmentsInScope(org, body);
     const [{ n }] = await this.txHost.tx.query(
       `SELECT count(*)::int AS n FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])`,
@@ -59,10 +59,11 @@ export class PolicyScanService {
     for (let i = 0; i < rows.length; i += SCAN_BATCH_SIZE) {
       const batch = rows.slice(i, i + SCAN_BATCH_SIZE);
       const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate([body], inputs);
-      batch.forEach((c, j) =>
-        results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, ...outcomes[j][0] }),
-      );
+      const outcomes = await this.evaluator.evaluate(org.id, [body], inputs);
+      batch.forEach((c, j) => {
+        const { passed, message, error } = outcomes[j][0];
+        results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, passed, message, evaluationError: error });
+      });
       await yieldEventLoop();
     }
     return toPage(results, n, req, 'A');
@@ -88,7 +89,7 @@ export class PolicyScanService {
   private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable) {
     const started = Date.now();
     const envIds = await this.environmentsInScope(org, policy);
-    const fields = this.evaluator.objectFields([policy]);
+    const fields = await this.evaluator.objectFields(org.id, [policy]);
     const page: PolicyViolation[] = [];
     let total = 0;
     let after = 0;
@@ -105,7 +106,7 @@ export class PolicyScanService {
       if (!batch.length) break;
       after = Number(batch[batch.length - 1].id);
       const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate([policy], inputs);
+      const outcomes = await this.evaluator.evaluate(org.id, [policy], inputs);
       batch.forEach((c, j) => {
         const r = outcomes[j][0];
         if (r.passed) return;

@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { PolicyLanguage } from '../../src/policies/policy-language';
-import type { PolicyInput } from '../../src/policies/policy-variables';
+import { PolicyInput, policyVariableSchema } from '../../src/policies/policy-variables';
 
 /**
  * `matches()` in policies runs on RE2 (CEL's definition), not on JavaScript's backtracking engine: a pattern that
  * backtracks catastrophically in JavaScript is linear here, and RE2-only syntax works.
  */
 describe('policy matches() on RE2', () => {
-  const language = new PolicyLanguage();
+  const language = new PolicyLanguage(policyVariableSchema());
   const input = (labelValue: string, name = 'web') =>
     ({
       object: { name, region: 'eu-west-1', nodePools: Array.from({ length: 50 }, (_, i) => ({ name: `p${i}`, labels: { k1: labelValue } })) },
