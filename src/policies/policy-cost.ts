@@ -5,6 +5,7 @@ import {
   MAX_ESTIMATED_COST,
   MAX_VALUE_SIZE,
   REGEX_SCAN_FACTOR,
+  durationCallCost,
   SIZE_COST,
   TIME_ZONE_CALL_COST,
 } from './policy-limits';
@@ -325,7 +326,7 @@ class Walk {
     const first = all[0]?.size ?? SCALAR;
     const out = this.result(n, name, all);
     const scanned = all.reduce((t, a) => t + a.size.n, 0) + (name === 'matches' || name === 're2Matches' ? (REGEX_SCAN_FACTOR - 1) * first.n : 0);
-    const zone = isTimeZoneCall(n) ? TIME_ZONE_CALL_COST : 0;
+    const zone = (isTimeZoneCall(n) ? TIME_ZONE_CALL_COST : 0) + (name === 'duration' ? durationCallCost(first.n) : 0);
     return { cost: add(1, zone, ...all.map((a) => a.cost), scan(scanned), scan(out === SCALAR ? 0 : out.n)), size: out };
   }
 

@@ -30,6 +30,13 @@ export const REGEX_SCAN_FACTOR = 2;
  */
 export const TIME_ZONE_CALL_COST = 1000;
 /**
+ * `duration()` parses with a backtracking regular expression whose time grows with the cube of its input's length
+ * (a 4,096-digit string takes seconds, 32 digits about 75 microseconds): its argument is at most this long (durations
+ * are short: '1h30m'), and a call costs the cube of that length / 10 units.
+ */
+export const MAX_DURATION_LENGTH = 32;
+export const durationCallCost = (length: number): number => Math.ceil(Math.min(length, MAX_DURATION_LENGTH) ** 3 / 10);
+/**
  * The largest value (string characters, bytes, list elements, map entries) an expression may build, at write time
  * (estimated) and at run time (measured).
  */

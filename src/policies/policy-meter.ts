@@ -1,4 +1,4 @@
-import { MAX_VALUE_SIZE, REGEX_SCAN_FACTOR, SIZE_COST, TIME_ZONE_CALL_COST } from './policy-limits';
+import { durationCallCost, MAX_DURATION_LENGTH, MAX_VALUE_SIZE, REGEX_SCAN_FACTOR, SIZE_COST, TIME_ZONE_CALL_COST } from './policy-limits';
 
 /**
  * The run-time budget of policy evaluation: `@marcbachmann/cel-js` 8.0.0 has no cost limit, so the service meters
@@ -165,7 +165,7 @@ function meteredHandle(node: CelNode, handle: (...args: unknown[]) => unknown): 
   if (op === 'call' || op === 'rcall') {
     const name = (node.args as unknown[])[0] as string;
     const regex = name === 'matches' || name === 're2Matches';
-    const timeZone = isTimeZoneCall(node);
+    const timeZone = isTimeZoneCall(node) ? TIME_ZONE_CALL_COST : 0;
     // call: handle(args, ast, ev); rcall: handle([receiver, ...args], ev, ast).
     return (values, x, y) => {
       const args = values as unknown[];
@@ -179,7 +179,10 @@ function meteredHandle(node: CelNode, handle: (...args: unknown[]) => unknown): 
         for (const s of list) n += lengthOf(s);
         capped(n, node);
       }
-      meter.charge(SIZE_COST * scanned + (timeZone ? TIME_ZONE_CALL_COST : 0), node);
+      if (name === 'duration' && lengthOf(args[0]) > MAX_DURATION_LENGTH) {
+        throw new PolicyEvaluationStopped(`duration() takes a string of at most ${MAX_DURATION_LENGTH} characters, at ${describeNode(node)}`);
+      }
+      meter.charge(SIZE_COST * scanned + timeZone + (name === 'duration' ? durationCallCost(lengthOf(args[0])) : 0), node);
       const result = handle(values, x, y);
       meter.charge(built(result, node), node);
       return inInt64(result, node);
