@@ -75,6 +75,36 @@ describe('OIDC bearer tokens', () => {
     await call(await issuer.sign({ sub: 'subject-123' }, { expiresIn: now - 20 })).expect(200);
   });
 
+  it('refuses a token valid for longer than OIDC_MAX_TOKEN_LIFETIME_SECONDS (default 24 h): exp - iat, or exp - now without iat', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const refused = async (jwt: string, message: RegExp) => {
+      const res = await call(jwt);
+      expect(res.status).toBe(401);
+      expectErrorBody(res.body, 401);
+      expect(res.body.message).toMatch(message);
+    };
+    // The audit's token: valid for ten years.
+    await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '3650d' }), /valid for 315360000 s \('exp' - 'iat'\), longer than the 86400 s this service accepts \(OIDC_MAX_TOKEN_LIFETIME_SECONDS\)/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now - 3600, expiresIn: now + 86400 }), /valid for 90000 s \('exp' - 'iat'\)/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: null, expiresIn: now + 86400 + 600 }), /valid for 8\d{4} s \('exp' - now, as it has no 'iat'\)/);
+    // At the bound, and without iat within it: accepted.
+    await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now, expiresIn: now + 86400 })).expect(200);
+    await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: null, expiresIn: now + 3600 })).expect(200);
+  });
+
+  it('applies a configured maximum lifetime', async () => {
+    const short = await startTestApp({ OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: 'cms-api', OIDC_MAX_TOKEN_LIFETIME_SECONDS: '600' });
+    try {
+      const get = (jwt: string) => short.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
+      const res = await get(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '15m' }));
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/valid for 900 s .*longer than the 600 s/);
+      await get(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '5m' })).expect(200);
+    } finally {
+      await short.close();
+    }
+  });
+
   it('refuses a token without subject', async () => {
     const res = await call(await issuer.sign({}));
     expect(res.status).toBe(401);
