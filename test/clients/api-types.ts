@@ -2188,7 +2188,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cluster policy (audited CLUSTER_POLICY_CREATED)
-         * @description The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
+         * @description The expression is parsed and type-checked against the policy variables now, on the executor's worker threads: a syntax or type error, a sub-expression that may build a value larger than the size cap, an estimated worst-case cost above the limit (naming the sub-expression that makes most of it and its estimate) or a matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
          */
         post: operations["ClusterPoliciesController_create"];
         delete?: never;
@@ -2208,7 +2208,7 @@ export interface paths {
         put?: never;
         /**
          * Try a policy (not saved) on the clusters it would cover
-         * @description Answers a page of the clusters in the policy's scope (cluster order) with `passed` and the message, each cluster evaluated as an UPDATE that changes nothing (`object` and `oldObject` are the cluster as it is; `request.user` is the caller). The body is checked as on create (400). The cost of one call is bounded by the page size (at most 500 clusters). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A READ_ONLY personal access token gets 403.
+         * @description Answers a page of the clusters in the policy's scope (cluster order) with `passed` and the message, each cluster evaluated as an UPDATE that changes nothing (`object` and `oldObject` are the cluster as it is; `request.user` is the caller). The body is checked as on create (400). The check and each evaluation run on the executor's worker threads under the organisation's queue (429 with Retry-After when it has too many such tasks waiting), each evaluation within its run-time budget (an evaluation stopped by it answers `passed: false` with `evaluationError`); the cost of one call is bounded by the page size (at most 500 clusters). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["ClusterPoliciesController_evaluate"];
         delete?: never;
@@ -2240,7 +2240,7 @@ export interface paths {
         head?: never;
         /**
          * Change a cluster policy (audited CLUSTER_POLICY_UPDATED with old and new)
-         * @description Checked as on create. Setting environments clears environmentTypes and the other way round; null or [] removes the scope. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 403 for a platform policy; 404 when unknown; 409 when the new name is taken.
+         * @description Checked as on create (the expressions only when they change, so a policy saved under older limits can still be disabled or given failurePolicy Ignore). Setting environments clears environmentTypes and the other way round; null or [] removes the scope. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 403 for a platform policy; 404 when unknown; 409 when the new name is taken.
          */
         patch: operations["ClusterPoliciesController_update"];
         trace?: never;
@@ -2254,7 +2254,7 @@ export interface paths {
         };
         /**
          * A page of the clusters that violate a saved policy now
-         * @description Each cluster in the policy's scope is evaluated as an UPDATE that changes nothing, in keyset batches of 500 with the event loop yielded between batches (a disabled policy is evaluated too). Every call scans the clusters in scope once to count them: see docs/performance.md for the cost at 100k clusters. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the policy is unknown; 429 while too many scans run in this replica; 503 if a scan exceeds its deadline.
+         * @description Each cluster in the policy's scope is evaluated as an UPDATE that changes nothing, in keyset batches of 500 with the event loop yielded between batches (a disabled policy is evaluated too). Every call scans the clusters in scope once to count them: see docs/performance.md for the cost at 100k clusters. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the policy is unknown; 429 while too many scans run in this replica or the organisation has too many executor tasks waiting; 503 if a scan exceeds its deadline.
          */
         get: operations["ClusterPoliciesController_violations"];
         put?: never;
@@ -25700,6 +25700,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -25879,6 +25891,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -26246,6 +26270,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -26395,6 +26431,18 @@ export interface operations {
             };
             /** @description Resource not found */
             404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -26720,6 +26768,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -27071,6 +27131,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
