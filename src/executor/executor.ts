@@ -27,13 +27,26 @@ export interface ExecutorOptions {
    * hold the request pool.
    */
   holdsConnection?: () => object | null;
-  /** Callers of one key holding a connection that may have tasks waiting or running at once; a new one beyond is 429. */
+  /**
+   * Callers of one key that may be in progress at once while holding request-path resources (a connection held by a
+   * change's transaction, or an admission: a dry-run or scan); a new one beyond is 429.
+   */
   maxHoldingPerKey?: number;
 }
 
 
 /** The fair queue's key of work done for an organisation (null: the platform's own, e.g. platform policies). */
 export const executorKey = (organisationId: number | string | null): string => (organisationId === null ? 'platform' : `organisation:${organisationId}`);
+
+/**
+ * A caller admitted for a series of tasks of one key (a policy dry-run or scan, which reads pages of clusters and
+ * hands them over batch by batch): its place among the key's callers counts from `admit` until `release`.
+ */
+export interface ExecutorAdmission {
+  readonly key: string;
+  release(): void;
+}
+const HOLDER = Symbol('executor.holder');
 
 /** How a task ended, counted per task (cms_executor_tasks_total). */
 export type ExecutorOutcome = 'ok' | 'failed' | 'timeout' | 'out_of_memory' | 'refused';
@@ -53,7 +66,10 @@ export class ExecutorTaskTooExpensiveException extends HttpException {
 export class ExecutorQueueFullException extends HttpException {
   readonly headers = { 'retry-after': '1' };
   constructor(limit: number, what = 'waiting') {
-    super(`This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching); retry when they finish.`, HttpStatus.TOO_MANY_REQUESTS);
+    super(
+      `This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching, policy evaluation); retry when they finish.`,
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
   }
 }
 
@@ -145,34 +161,56 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   }
 
   /**
-   * Runs `task` with `input` in a worker thread, queued fairly under `key` (the organisation the work is for).
-   * 429 when the key already has `maxWaitingPerKey` tasks waiting; 422 when the task runs out of time or memory.
+   * Admits a caller for several tasks of `key` before it does any work for them (a dry-run reads its page of clusters
+   * only once admitted): 429 with Retry-After when the key already has `maxHoldingPerKey` callers in progress (these
+   * and changes waiting in their transaction). Pass the admission to `run`; `release` it when done.
    */
-  run<K extends keyof Tasks & string>(key: string, task: K, input: Parameters<Tasks[K]>[0]): Promise<Awaited<ReturnType<Tasks[K]>>> {
+  admit(key: string): ExecutorAdmission {
+    if (this.closed) throw new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE);
+    const holder = {};
+    const refused = this.hold(key, holder, 'in progress');
+    if (refused) {
+      this.count('admission', 'refused');
+      throw refused;
+    }
+    let released = false;
+    return {
+      key,
+      [HOLDER]: holder,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.unhold(key, holder);
+      },
+    } as ExecutorAdmission;
+  }
+
+  /**
+   * Runs `task` with `input` in a worker thread, queued fairly under `key` (the organisation the work is for).
+   * 429 when the key already has `maxWaitingPerKey` tasks waiting, or (for a caller holding a connection) too many
+   * such callers; 422 when the task runs out of time or memory. `admission`: the caller was admitted for it (`admit`).
+   */
+  run<K extends keyof Tasks & string>(
+    key: string,
+    task: K,
+    input: Parameters<Tasks[K]>[0],
+    admission?: ExecutorAdmission,
+  ): Promise<Awaited<ReturnType<Tasks[K]>>> {
     if (this.closed) return Promise.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
     if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) {
       this.count(task, 'refused');
       return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
     }
-    const holder = this.options.holdsConnection?.() ?? null;
+    const holder = (admission as { [HOLDER]?: object } | undefined)?.[HOLDER] ?? this.options.holdsConnection?.() ?? null;
     if (holder) {
-      const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
-      const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
-      if (!this.admitted.has(holder) && holders.size >= limit) {
+      const refused = this.hold(key, holder, 'in progress in changes');
+      if (refused) {
         this.count(task, 'refused');
-        return Promise.reject(new ExecutorQueueFullException(limit, 'in progress in changes'));
+        return Promise.reject(refused);
       }
-      this.admitted.add(holder);
-      holders.set(holder, (holders.get(holder) ?? 0) + 1);
-      this.holdingPerKey.set(key, holders);
     }
     const settled = () => {
-      const holders = holder && this.holdingPerKey.get(key);
-      if (!holders) return;
-      const left = (holders.get(holder) ?? 1) - 1;
-      if (left > 0) holders.set(holder, left);
-      else holders.delete(holder);
-      if (!holders.size) this.holdingPerKey.delete(key);
+      if (holder) this.unhold(key, holder);
     };
     return new Promise((resolve, reject) => {
       this.waiting.push(key, {
@@ -189,6 +227,26 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       });
       this.dispatch();
     });
+  }
+
+  /** Counts `holder` among the key's callers; the refusal when there are too many (a holder admitted once stays admitted). */
+  private hold(key: string, holder: object, what: string): ExecutorQueueFullException | null {
+    const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
+    const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
+    if (!this.admitted.has(holder) && holders.size >= limit) return new ExecutorQueueFullException(limit, what);
+    this.admitted.add(holder);
+    holders.set(holder, (holders.get(holder) ?? 0) + 1);
+    this.holdingPerKey.set(key, holders);
+    return null;
+  }
+
+  private unhold(key: string, holder: object): void {
+    const holders = this.holdingPerKey.get(key);
+    if (!holders) return;
+    const left = (holders.get(holder) ?? 1) - 1;
+    if (left > 0) holders.set(holder, left);
+    else holders.delete(holder);
+    if (!holders.size) this.holdingPerKey.delete(key);
   }
 
   /** Hands waiting tasks to free threads: round-robin across keys, each key within its share. */

@@ -18,6 +18,7 @@ import {
   UpdateClusterPolicyRequest,
 } from './dto/cluster-policy.dto';
 import { PolicyEvaluator } from './policy-evaluator';
+import type { ExecutorAdmission } from '../executor/executor';
 
 /** The sort allow-list of the policy lists (the controllers' paging declaration names its keys). */
 export const POLICY_SORTABLE: Record<string, string> = { name: 'p.name', action: 'p.action', createdAt: 'p.created_at', modifiedAt: 'p.modified_at', enabled: 'p.enabled' };
@@ -68,8 +69,8 @@ export class ClusterPoliciesService {
    * The write-time check of a body: CEL syntax and types (with positions), value sizes and cost (on the executor,
    * queued under the organisation: 429 when it has too many such tasks waiting), scope. 400 on any error.
    */
-  async checkBody(org: OrganisationEntity | null, body: PolicyBody, expressions = true): Promise<void> {
-    const errors: FieldErrorDto[] = expressions ? await this.evaluator.check(org?.id ?? null, body) : [];
+  async checkBody(org: OrganisationEntity | null, body: PolicyBody, expressions = true, admission?: ExecutorAdmission): Promise<void> {
+    const errors: FieldErrorDto[] = expressions ? await this.evaluator.check(org?.id ?? null, body, admission) : [];
     if (body.environments?.length && body.environmentTypes?.length) {
       errors.push({ field: 'environments', message: 'environments and environmentTypes cannot both be set; use one of them' });
     }

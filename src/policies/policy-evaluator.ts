@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { FieldErrorDto } from '../common/errors';
 import { AppConfig } from '../config/app-config';
-import { Executor, executorKey } from '../executor/executor';
+import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
 import type { PolicyResult, PolicySource } from './policy-language';
 import type { PolicySchemaShare } from './policy-schema';
 import { PolicyInput, policyVariableSchema } from './policy-variables';
@@ -34,11 +34,13 @@ export class PolicyEvaluator {
   }
 
   /** The write-time check of a policy's expressions; when valid, also the cluster fields they read. */
-  async check(organisationId: number | null, body: Pick<PolicySource, 'expression' | 'messageExpression'>): Promise<FieldErrorDto[]> {
-    const { errors, fields } = await this.executor.run(executorKey(organisationId), 'policies.check', {
-      expression: body.expression,
-      messageExpression: body.messageExpression,
-    });
+  async check(organisationId: number | null, body: Pick<PolicySource, 'expression' | 'messageExpression'>, admission?: ExecutorAdmission): Promise<FieldErrorDto[]> {
+    const { errors, fields } = await this.executor.run(
+      executorKey(organisationId),
+      'policies.check',
+      { expression: body.expression, messageExpression: body.messageExpression },
+      admission,
+    );
     if (!errors.length) this.remember(sourcesOf([body]), fields);
     return errors;
   }
@@ -47,12 +49,16 @@ export class PolicyEvaluator {
    * The fields of `object`/`oldObject` the policies read (expressions and message expressions); null: all. Known
    * after the first time for the same expressions (the answer depends on their text alone).
    */
-  async objectFields(organisationId: number | null, policies: Pick<PolicySource, 'expression' | 'messageExpression'>[]): Promise<Set<string> | null> {
+  async objectFields(
+    organisationId: number | null,
+    policies: Pick<PolicySource, 'expression' | 'messageExpression'>[],
+    admission?: ExecutorAdmission,
+  ): Promise<Set<string> | null> {
     const sources = sourcesOf(policies);
     const key = sources.join('\0');
     let fields = this.projections.get(key);
     if (fields === undefined) {
-      fields = await this.executor.run(executorKey(organisationId), 'policies.objectFields', sources);
+      fields = await this.executor.run(executorKey(organisationId), 'policies.objectFields', sources, admission);
       this.remember(sources, fields);
     }
     return fields ? new Set(fields) : null;
@@ -60,15 +66,15 @@ export class PolicyEvaluator {
 
   /**
    * `results[i][j]` is policy j on input i. An expression that cannot be evaluated (an error, not a bool, its budget
-   * spent) answers `error`; so does every policy of a task the executor stopped (its deadline, its worker's heap),
-   * with the executor's message. A full queue (429) or shutdown (503) is thrown: nothing was evaluated.
+   * spent) answers `error`. A task the executor stopped (its deadline, its worker's heap: 422), a full queue (429)
+   * or shutdown (503) is thrown: the caller decides (a change applies each policy's failurePolicy).
    */
-  async evaluate(organisationId: number | null, policies: PolicySource[], inputs: PolicyInput[]): Promise<PolicyResult[][]> {
+  async evaluate(organisationId: number | null, policies: PolicySource[], inputs: PolicyInput[], admission?: ExecutorAdmission): Promise<PolicyResult[][]> {
     const plain = policies.map((p) => ({ expression: p.expression, message: p.message, messageExpression: p.messageExpression }));
     const results: PolicyResult[][] = [];
     for (let i = 0; i < inputs.length; i += INPUTS_PER_TASK) {
       const chunk = inputs.slice(i, i + INPUTS_PER_TASK);
-      results.push(...(await this.executor.run(executorKey(organisationId), 'policies.evaluate', { policies: plain, inputs: chunk })));
+      results.push(...(await this.executor.run(executorKey(organisationId), 'policies.evaluate', { policies: plain, inputs: chunk }, admission)));
     }
     return results;
   }

@@ -2,6 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
+import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
@@ -38,13 +39,26 @@ export class PolicyScanService {
     private readonly policies: ClusterPoliciesService,
     private readonly inputs: PolicyInputs,
     private readonly evaluator: PolicyEvaluator,
+    private readonly executor: Executor,
   ) {}
 
-  /** One page (form A) of the clusters in the body's scope, each with whether it passes. */
+  /**
+   * One page (form A) of the clusters in the body's scope, each with whether it passes. Admitted by the executor
+   * under the organisation first (429 while it has too many such operations in progress), before anything is read.
+   */
   async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyEvaluationResult>> {
-    await this.policies.checkBody(org, body);
+    const admission = this.executor.admit(executorKey(org.id));
+    try {
+      return await this.evaluatePage(org, body, query, user, admission);
+    } finally {
+      admission.release();
+    }
+  }
+
+  private async evaluatePage(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable, admission: ExecutorAdmission) {
+    await this.policies.checkBody(org, body, true, admission);
     const req = toPageRequest(query, {});
-    const fields = await this.evaluator.objectFields(org.id, [body]);
+    const fields = await this.evaluator.objectFields(org.id, [body], admission);
     const envIds = await this.environmentsInScope(org, body);
     const [{ n }] = await this.txHost.tx.query(
       `SELECT count(*)::int AS n FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])`,
@@ -59,7 +73,7 @@ export class PolicyScanService {
     for (let i = 0; i < rows.length; i += SCAN_BATCH_SIZE) {
       const batch = rows.slice(i, i + SCAN_BATCH_SIZE);
       const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate(org.id, [body], inputs);
+      const outcomes = await this.evaluator.evaluate(org.id, [body], inputs, admission);
       batch.forEach((c, j) => {
         const { passed, message, error } = outcomes[j][0];
         results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, passed, message, evaluationError: error });
@@ -78,18 +92,20 @@ export class PolicyScanService {
         headers: { 'Retry-After': '5' },
       });
     }
+    const admission = this.executor.admit(executorKey(org.id));
     this.running++;
     try {
-      return await this.scan(org, policy, req, user);
+      return await this.scan(org, policy, req, user, admission);
     } finally {
       this.running--;
+      admission.release();
     }
   }
 
-  private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable) {
+  private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable, admission: ExecutorAdmission) {
     const started = Date.now();
     const envIds = await this.environmentsInScope(org, policy);
-    const fields = await this.evaluator.objectFields(org.id, [policy]);
+    const fields = await this.evaluator.objectFields(org.id, [policy], admission);
     const page: PolicyViolation[] = [];
     let total = 0;
     let after = 0;
@@ -106,7 +122,7 @@ export class PolicyScanService {
       if (!batch.length) break;
       after = Number(batch[batch.length - 1].id);
       const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate(org.id, [policy], inputs);
+      const outcomes = await this.evaluator.evaluate(org.id, [policy], inputs, admission);
       batch.forEach((c, j) => {
         const r = outcomes[j][0];
         if (r.passed) return;

@@ -128,6 +128,22 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
     expect(await Promise.all([c, executor.run('org-a', 'echo', 4)])).toEqual([3, 4]);
   });
 
+  it('admits a caller for a series of tasks up front: beyond the per-organisation bound 429 until one is released', async () => {
+    executor = make({ maxHoldingPerKey: 1 });
+    const first = executor.admit('org-a');
+    expect(() => executor.admit('org-a')).toThrow(expect.objectContaining({ status: 429, message: expect.stringMatching(/already has 1 expensive operation in progress/) }));
+    expect(executor.outcomes.get('admission refused')).toBe(1);
+    // Another organisation is admitted; the admitted caller's tasks run.
+    const other = executor.admit('org-b');
+    expect(await Promise.all([executor.run('org-a', 'echo', 1, first), executor.run('org-a', 'echo', 2, first), executor.run('org-b', 'echo', 3, other)])).toEqual([1, 2, 3]);
+    first.release();
+    first.release(); // releasing twice changes nothing
+    const again = executor.admit('org-a');
+    expect(await executor.run('org-a', 'echo', 4, again)).toBe(4);
+    again.release();
+    other.release();
+  });
+
   it('stops a task that outgrows its worker heap (422), replaces the worker, and runs the next task', async () => {
     executor = make({ threads: 1, workerHeapMb: 32, taskTimeoutMs: 60_000 });
     const hog = await timed(executor.run('org-a', 'hog', undefined), Date.now());

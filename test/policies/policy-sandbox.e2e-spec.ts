@@ -219,8 +219,9 @@ describe('cluster policies in a sandbox: a worker out of heap, and admission', (
     }
   });
 
-  it("answers 429 with Retry-After to an organisation's dry-runs beyond its queue, while another organisation's dry-run goes through", async () => {
-    const t = await startTestApp({ EXECUTOR_QUEUE_PER_ORGANISATION: '2' });
+  it("answers 429 with Retry-After to an organisation's dry-runs beyond its admission, before reading any cluster, while another organisation's dry-run goes through", async () => {
+    // A pool of 8: two callers per organisation in progress at once (a quarter of the pool).
+    const t = await startTestApp({ EXECUTOR_QUEUE_PER_ORGANISATION: '2', DATABASE_POOL_SIZE: '8' });
     try {
       const [f, other] = [await createOrgFixture(t), await createOrgFixture(t)];
       for (const org of [f, other]) {
@@ -236,9 +237,11 @@ describe('cluster policies in a sandbox: a worker out of heap, and admission', (
       expect(results.every((r) => r.status === 200 || r.status === 429)).toBe(true);
       expectErrorBody(refused[0].body, 429);
       expect(refused[0].headers['retry-after']).toBe('1');
-      expect(refused[0].body.message).toMatch(/already has 2 expensive operations waiting/);
-      const outcomes = t.get(Executor).outcomes;
-      expect((outcomes.get('policies.check refused') ?? 0) + (outcomes.get('policies.evaluate refused') ?? 0)).toBe(refused.length);
+      expect(refused[0].body.message).toMatch(/^This organisation already has 2 expensive operations in progress \(parsing, validation, pattern matching, policy evaluation\); retry when they finish\.$/);
+      // Refused at admission: before the dry-run checked its expression or read a cluster.
+      expect(t.get(Executor).outcomes.get('admission refused')).toBe(refused.length);
+      // The requests admitted were served, each evaluation on the executor.
+      expect(t.get(Executor).outcomes.get('policies.evaluate ok')).toBe(results.filter((r) => r.status === 200).length + 1);
     } finally {
       await t.close();
     }
