@@ -9,7 +9,7 @@ import { PolicyInput, policyVariableSchema } from './policy-variables';
 export type { PolicyResult, PolicySource };
 
 /** Inputs evaluated per executor task: a scan batch is split so each task stays well within its deadline. */
-export const INPUTS_PER_TASK = 100;
+export const INPUTS_PER_TASK = 50;
 /** Projections kept per expression text (bounded; the oldest is dropped first). */
 const MAX_PROJECTIONS = 500;
 

@@ -48,6 +48,25 @@ describe('cluster policies in a sandbox', () => {
   const audit = async (app: TestApp, type: string, policy: string) =>
     app.db.query(`SELECT actor_username, details FROM audit_events WHERE type = $1 AND referenced_entity_identity = $2 ORDER BY id`, [type, policy]);
 
+  it('makes no executor round trip for changes in an organisation without enabled policies (the PATCH stays lean)', async () => {
+    const f = await createOrgFixture(t);
+    const executor = t.get(Executor);
+    const tasks = () => [...executor.outcomes.values()].reduce((a, b) => a + b, 0);
+    const before = tasks();
+    const member = t.as(f.users.member.token);
+    expect((await member.post(clustersPath(f)).send(clusterBody(f, { name: 'lean' }))).status).toBe(200);
+    expect((await member.patch(`${clustersPath(f)}/lean`).send({ description: 'changed' })).status).toBe(200);
+    expect((await member.post(`${clustersPath(f)}/lean/pools`).send({ name: 'extra', nodeSize: 'm5.large', minSize: 1, maxSize: 2 })).status).toBe(200);
+    // A disabled policy is not evaluated either.
+    await t.db.query(
+      `INSERT INTO cluster_policies (organisation_id, name, expression, message, action, enabled, created_by, created_at, modified_at)
+       VALUES ($1, 'off', 'false', 'm', 'Deny', false, 'x', now(), now())`,
+      [f.orgId],
+    );
+    expect((await member.patch(`${clustersPath(f)}/lean`).send({ description: 'again' })).status).toBe(200);
+    expect(tasks()).toBe(before);
+  });
+
   it("refuses the audit's expression and the growth family in a VIEWER's dry-run and an ADMIN's policy, naming the sub-expression and its cost", async () => {
     const f = await createOrgFixture(t);
     expect((await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f))).status).toBe(200);
@@ -214,6 +233,8 @@ describe('cluster policies in a sandbox: a worker out of heap, and admission', (
       expect(next.body.content).toEqual([expect.objectContaining({ clusterSlug: 'web-heap-oom', passed: false, message: 'm' })]);
       expect((await t.as(f.users.member.token).patch(`${clustersPath(f)}/web-heap-oom`).send({ description: 'x' })).status).toBe(200);
       expect(executor.startedThreads).toBe(executor.threads);
+      const metrics = await t.admin().get('/metrics');
+      expect(metrics.text).toContain('cms_executor_tasks_total{task="policies.evaluate",outcome="out_of_memory"} 2');
     } finally {
       await t.close();
     }
