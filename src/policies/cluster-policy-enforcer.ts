@@ -292,47 +292,46 @@ export class ClusterPolicyEnforcer {
   }
 }
 
-function violationEntry(verdict: PolicyVerdict, f: PolicyFinding, actor: string): AuditEntry {
+/** The audit entry of a policy's finding on a change: who, which cluster, which policy, what happened. */
+function policyEntry(verdict: PolicyVerdict, policy: PolicyFinding['policy'], type: string, details: AuditDetails, message: (subject: string) => string): AuditEntry {
   const subject = `${verdict.environment!.slug}/${verdict.cluster!.slug}`;
   return {
-    type: 'CLUSTER_POLICY_VIOLATED',
+    type,
     organisation: verdict.organisation,
     environment: verdict.environment,
     cluster: verdict.cluster ? { id: verdict.cluster.id, slug: verdict.cluster.slug } : null,
-    referencedEntityIdentity: f.policy.identity,
+    referencedEntityIdentity: policy.identity,
     subject,
     details: {
-      policy: { old: null, new: f.policy.name },
-      scope: { old: null, new: f.policy.scope },
-      action: { old: null, new: f.policy.action },
-      message: { old: null, new: f.message },
+      policy: { old: null, new: policy.name },
+      scope: { old: null, new: policy.scope },
+      ...details,
       operation: { old: null, new: verdict.operation },
       resource: { old: null, new: verdict.resource },
     },
-    message: `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} violates ${policyLabel(f)}: ${f.message}`,
+    message: message(subject),
   };
+}
+
+function violationEntry(verdict: PolicyVerdict, f: PolicyFinding, actor: string): AuditEntry {
+  return policyEntry(
+    verdict,
+    f.policy,
+    'CLUSTER_POLICY_VIOLATED',
+    { action: { old: null, new: f.policy.action }, message: { old: null, new: f.message } },
+    (subject) => `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} violates ${policyLabel(f)}: ${f.message}`,
+  );
 }
 
 /** An ignored evaluation failure (failurePolicy Ignore): the change went through without this policy's verdict. */
 function evaluationFailedEntry(verdict: PolicyVerdict, f: IgnoredPolicyFailure, actor: string): AuditEntry {
-  const subject = `${verdict.environment!.slug}/${verdict.cluster!.slug}`;
-  return {
-    type: 'CLUSTER_POLICY_EVALUATION_FAILED',
-    organisation: verdict.organisation,
-    environment: verdict.environment,
-    cluster: verdict.cluster ? { id: verdict.cluster.id, slug: verdict.cluster.slug } : null,
-    referencedEntityIdentity: f.policy.identity,
-    subject,
-    details: {
-      policy: { old: null, new: f.policy.name },
-      scope: { old: null, new: f.policy.scope },
-      failurePolicy: { old: null, new: 'Ignore' },
-      error: { old: null, new: f.error },
-      operation: { old: null, new: verdict.operation },
-      resource: { old: null, new: verdict.resource },
-    },
-    message:
+  return policyEntry(
+    verdict,
+    f.policy,
+    'CLUSTER_POLICY_EVALUATION_FAILED',
+    { failurePolicy: { old: null, new: 'Ignore' }, error: { old: null, new: f.error } },
+    (subject) =>
       `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} went through without ${policyLabel(f)}, ` +
       `which could not be evaluated (failurePolicy Ignore): ${f.error}`,
-  };
+  );
 }

@@ -16,6 +16,12 @@ describe('OIDC bearer tokens', () => {
   });
 
   const call = (jwt: string) => t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
+  const refused = async (jwt: string, message: RegExp) => {
+    const res = await call(jwt);
+    expect(res.status).toBe(401);
+    expectErrorBody(res.body, 401);
+    expect(res.body.message).toMatch(message);
+  };
 
   it('accepts a valid token and creates the unknown subject as a user, once', async () => {
     // An unverified address is not taken (anyone may claim any address at some issuers).
@@ -60,12 +66,6 @@ describe('OIDC bearer tokens', () => {
 
   it('refuses a token without exp, or issued or valid only more than 60 s ahead, naming the claim', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const refused = async (jwt: string, message: RegExp) => {
-      const res = await call(jwt);
-      expect(res.status).toBe(401);
-      expectErrorBody(res.body, 401);
-      expect(res.body.message).toMatch(message);
-    };
     await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: null }), /has no claim 'exp' \(expiry\)/);
     await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now + 3600, expiresIn: now + 7200 }), /claim 'iat' \(issued at\) is more than 60 s in the future/);
     await refused(await issuer.sign({ sub: 'subject-123' }, { notBefore: now + 3600 }), /claim 'nbf' \(not before\) is more than 60 s in the future/);
@@ -77,12 +77,6 @@ describe('OIDC bearer tokens', () => {
 
   it('refuses a token valid for longer than OIDC_MAX_TOKEN_LIFETIME_SECONDS (default 24 h): exp - iat, or exp - now without iat', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const refused = async (jwt: string, message: RegExp) => {
-      const res = await call(jwt);
-      expect(res.status).toBe(401);
-      expectErrorBody(res.body, 401);
-      expect(res.body.message).toMatch(message);
-    };
     // The audit's token: valid for ten years.
     await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '3650d' }), /valid for 315360000 s \('exp' - 'iat'\), longer than the 86400 s this service accepts \(OIDC_MAX_TOKEN_LIFETIME_SECONDS\)/);
     await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now - 3600, expiresIn: now + 86400 }), /valid for 90000 s \('exp' - 'iat'\)/);

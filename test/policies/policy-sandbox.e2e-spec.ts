@@ -1,23 +1,14 @@
 import { Executor } from '../../src/executor/executor';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture } from '../clusters/cluster-fixtures';
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+import { AUDIT, GROWTH as ALL_GROWTH, HUNDRED, REFUSED } from './growth-expressions';
 
-/** The audit's expression: 27 doublings of the cluster name (the process ran out of memory and aborted). */
-const AUDIT = `[object.name]${'.map(a, a + a)'.repeat(27)}[0].size() > 0`;
-/** 24 doublings and ten size() calls (6.7 s on the event loop, with /health waiting behind it). */
-const AUDIT_24 = `[object.name]${'.map(a, a + a)'.repeat(24)}.map(a, ${Array.from({ length: 10 }, () => 'a.size()').join(' + ')})[0] > 0`;
-const GROWTH: Record<string, string> = {
-  'map doubling': AUDIT,
-  'map doubling with size() calls': AUDIT_24,
-  'string repetition through join': `[object.name]${'.map(a, [a, a, a, a, a, a, a, a].join(a))'.repeat(6)}[0].size() > 0`,
-  'list concatenation in comprehensions': `[object.nodePools]${'.map(l, l + l + l + l)'.repeat(8)}.size() > 0`,
-  'nested exists over a product': 'object.nodePools.exists(a, object.nodePools.exists(b, a.labels == b.labels))',
-  'deep ternaries': `cel.bind(s, object.name, ${'cel.bind(s, s.size() > 0 ? s + s : s + s, '.repeat(10)}s${')'.repeat(10)}).size() > 0`,
-};
-const REFUSED = /(may build a value of (\d+ characters or elements|unbounded size) \(estimated cost \d+\); at most 1048576|estimated cost \d+ exceeds the limit 100000 .*most of it is `.+` \(line 1, column \d+\), estimated at \d+)/;
-
-/** 100 literal numbers: comprehensions over it cost real work whatever the clusters hold. */
-const HUNDRED = `[${Array.from({ length: 100 }, (_, i) => i).join(', ')}]`;
+/** The growth family, less the kinds only the unit test needs. */
+const GROWTH = Object.fromEntries(
+  ['map doubling', 'map doubling with size() calls', 'string repetition through join', 'list concatenation in comprehensions', 'nested exists over a product', 'deep ternaries'].map(
+    (k) => [k, ALL_GROWTH[k]],
+  ),
+);
 
 /**
  * Cluster policy expressions cannot hurt the service (end to end, real app and database): growth is refused when
