@@ -117,7 +117,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   }
 
   /**
-   * The thread pool, made when the first task comes: each thread costs about 17 MB of RSS, which an instance that
+   * The thread pool, made when the first task comes: each thread costs about 20 MB of RSS, which an instance that
    * never evaluates a policy, a silence or alerting YAML (e.g. most API replicas) does not pay. All threads start then
    * and stay (a replaced worker costs a module load), so only that first task waits for start-up; its time limit
    * counts from when its thread has begun it.
