@@ -7,20 +7,23 @@ export interface SeedResult {
 }
 
 /**
- * Seeds one organisation with `count` started clusters (two node pools each) straight in SQL
+ * Seeds one organisation (`bench`, or `slug`) with `count` started clusters (two node pools each) straight in SQL
  * (generate_series), owned by the bootstrap administrator. Adds to what is there, so the 100,000 run
  * extends the 10,000 one.
  */
-export async function seedClusters(url: string, targetCount: number): Promise<SeedResult> {
+export async function seedClusters(url: string, targetCount: number, slug = 'bench'): Promise<SeedResult> {
   const db = new Client({ connectionString: url });
   await db.connect();
   try {
     await db.query('BEGIN');
-    let [org] = (await db.query(`SELECT id FROM organisations WHERE slug = 'bench'`)).rows;
+    let [org] = (await db.query(`SELECT id FROM organisations WHERE slug = $1`, [slug])).rows;
     if (!org) {
       [org] = (
-        await db.query(`INSERT INTO organisations (slug, name, type, clusters_per_customer, accepted_terms, created_at, modified_at)
-                        VALUES ('bench', 'Bench', 'ENTERPRISE', 1000000, true, now(), now()) RETURNING id`)
+        await db.query(
+          `INSERT INTO organisations (slug, name, type, clusters_per_customer, accepted_terms, created_at, modified_at)
+           VALUES ($1, $1, 'ENTERPRISE', 1000000, true, now(), now()) RETURNING id`,
+          [slug],
+        )
       ).rows;
       await db.query(
         `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
@@ -84,7 +87,7 @@ export async function seedClusters(url: string, targetCount: number): Promise<Se
     await db.query('COMMIT');
     await db.query('ANALYZE');
     const slugs = (await db.query(`SELECT slug FROM clusters WHERE organisation_id = $1 ORDER BY id LIMIT 200`, [org.id])).rows.map((r) => r.slug);
-    return { organisationSlug: 'bench', environmentSlug: 'production', clusterSlugs: slugs };
+    return { organisationSlug: slug, environmentSlug: 'production', clusterSlugs: slugs };
   } catch (e) {
     await db.query('ROLLBACK').catch(() => undefined);
     throw e;

@@ -171,6 +171,23 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
       ].join('\n'),
   },
   {
+    title: 'Isolation of expensive work on user input',
+    command: 'npm run bench:isolation',
+    files: /^isolation-.*\.json$/,
+    measuredAt: (r) => r.date,
+    render: (r) => {
+      const row = (label: string, x: Json) => [label, `${x.unloaded.p50} / ${x.unloaded.p99} ms`, `${x.loaded.p50} / ${x.loaded.p99} ms`, bold(x.p99Ratio), `≤ ${r.target}`];
+      const cpu = r.serviceCpuPercent;
+      return [
+        `One organisation runs worst-case policy dry-runs, ${r.settings.attackConnections} at a time, in ${r.settings.phaseSeconds} s phases (${r.settings.cycles} cycles); \`/health\` and another organisation's cluster GET are probed at ${r.settings.probeRatePerSecond} requests/s each.`,
+        '',
+        table(['measure', 'unloaded p50 / p99', 'loaded p50 / p99', 'p99 ratio', 'target'], [row('`/health`', r.results.health), row("another organisation's cluster GET", r.results.otherGet)]),
+        '',
+        `Targets met: ${r.met ? 'yes' : 'no'}. Service CPU (% of one core), unloaded → loaded: main thread ${cpu.unloaded.mainThread} → ${cpu.loaded.mainThread}, other threads ${cpu.unloaded.otherThreads} → ${cpu.loaded.otherThreads}.`,
+      ].join('\n');
+    },
+  },
+  {
     title: 'Allocation per request',
     command: 'npm run bench:allocation',
     files: /^allocation\.json$/,

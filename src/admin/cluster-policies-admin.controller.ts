@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, PlatformAdminOnly, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { ApiExecutorErrors } from '../executor/executor-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterPoliciesService, POLICY_SORTABLE } from '../policies/cluster-policies.service';
 import {
@@ -34,6 +35,7 @@ export class ClusterPoliciesAdminController {
 
   @Post()
   @HttpCode(200)
+  @ApiExecutorErrors()
   @ApiDoc({
     summary: 'Create a platform policy (audited CLUSTER_POLICY_CREATED)',
     description:
@@ -58,6 +60,7 @@ export class ClusterPoliciesAdminController {
   }
 
   @Patch(':policyIdentity')
+  @ApiExecutorErrors()
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
   @ApiDoc({
     summary: 'Change a platform policy (audited CLUSTER_POLICY_UPDATED with old and new)',

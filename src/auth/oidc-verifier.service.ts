@@ -53,6 +53,16 @@ export class OidcVerifier {
           `The OIDC token was refused: claim 'iat' (issued at) is more than ${OIDC_CLOCK_SKEW_SECONDS} s in the future.`,
         );
       }
+      // A token valid for years is a credential for years once leaked: its lifetime is bounded.
+      const max = this.config.OIDC_MAX_TOKEN_LIFETIME_SECONDS;
+      const hasIat = typeof payload.iat === 'number';
+      const lifetime = payload.exp! - (hasIat ? payload.iat! : Math.floor(Date.now() / 1000));
+      if (lifetime > max) {
+        throw new UnauthorizedException(
+          `The OIDC token was refused: it is valid for ${lifetime} s (${hasIat ? "'exp' - 'iat'" : "'exp' - now, as it has no 'iat'"}), longer than the ` +
+            `${max} s this service accepts (OIDC_MAX_TOKEN_LIFETIME_SECONDS); ask the issuer for shorter-lived tokens.`,
+        );
+      }
       if (!payload.sub) throw new UnauthorizedException('The OIDC token has no subject.');
       return payload as JWTPayload & { sub: string };
     } catch (e) {

@@ -102,6 +102,14 @@ export class AppConfig {
 
   @Setting({
     meaning:
+      'Longest lifetime of an OIDC token accepted: `exp - iat` (or `exp - now` without `iat`); a token valid for longer ' +
+      'is refused (401), so a leaked long-lived token is not a credential for years',
+  })
+  @Transform(toInt) @IsInt() @Min(60) @Max(31_536_000)
+  OIDC_MAX_TOKEN_LIFETIME_SECONDS = 86400;
+
+  @Setting({
+    meaning:
       '32 bytes (64 hex or base64) for AES-256-GCM of cloud credentials and integration tokens. Required ' +
       'with `DATABASE_URL`; with the embedded database `DATA_DIR/credentials.key` is generated',
     defaultText: 'generated',
@@ -361,6 +369,21 @@ export class AppConfig {
   })
   @Transform(toInt) @IsInt() @Min(1) @Max(10000)
   EXECUTOR_QUEUE_PER_ORGANISATION = 16;
+
+  @Setting({
+    meaning:
+      'Heap of each executor worker thread, in MB; a task that needs more is stopped (its thread replaced) and answered 422',
+  })
+  @Transform(toInt) @IsInt() @Min(32) @Max(4096)
+  EXECUTOR_WORKER_HEAP_MB = 128;
+
+  @Setting({
+    meaning:
+      'The run-time budget of one cluster policy evaluation (one expression on one cluster), in the cost units of the ' +
+      'write-time estimate ([policies](policies.md)); past it the evaluation stops and the policy\'s `failurePolicy` applies',
+  })
+  @Transform(toInt) @IsInt() @Min(1000) @Max(1_000_000_000)
+  POLICY_RUNTIME_COST_LIMIT = 1_000_000;
 
   @Setting({ meaning: 'The least severe level of log lines written (`silent` writes none)' })
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])

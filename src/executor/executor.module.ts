@@ -2,7 +2,8 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { Global, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Executor } from './executor';
-import { EXECUTOR_TASK_DESCRIPTIONS, ExecutorTasks } from './executor-tasks';
+import { EXECUTOR_TASK_DESCRIPTIONS } from './executor-task-descriptions';
+import type { ExecutorTasks } from './executor-tasks';
 
 /** The bounded executor for expensive work on user input, one per process (docs/architecture.md). */
 @Global()
@@ -15,6 +16,7 @@ import { EXECUTOR_TASK_DESCRIPTIONS, ExecutorTasks } from './executor-tasks';
         new Executor({
           threads: config.EXECUTOR_THREADS,
           taskTimeoutMs: config.EXECUTOR_TASK_TIMEOUT_MS,
+          workerHeapMb: config.EXECUTOR_WORKER_HEAP_MB,
           maxWaitingPerKey: config.EXECUTOR_QUEUE_PER_ORGANISATION,
           describe: (task) => EXECUTOR_TASK_DESCRIPTIONS[task as keyof ExecutorTasks] ?? task,
           // A mutating request waits for its task inside its transaction (the audit interceptor opens it first), so

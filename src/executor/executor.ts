@@ -27,13 +27,37 @@ export interface ExecutorOptions {
    * hold the request pool.
    */
   holdsConnection?: () => object | null;
-  /** Callers of one key holding a connection that may have tasks waiting or running at once; a new one beyond is 429. */
+  /**
+   * Callers of one key that may be in progress at once while holding request-path resources (a connection held by a
+   * change's transaction, or an admission: a dry-run or scan); a new one beyond is 429.
+   */
   maxHoldingPerKey?: number;
 }
 
+
+/** The fair queue's key of work done for an organisation (null: the platform's own, e.g. platform policies). */
+export const executorKey = (organisationId: number | string | null): string => (organisationId === null ? 'platform' : `organisation:${organisationId}`);
+
+/**
+ * A caller admitted for a series of tasks of one key (a policy dry-run or scan, which reads pages of clusters and
+ * hands them over batch by batch): its place among the key's callers counts from `admit` until `release`.
+ */
+export interface ExecutorAdmission {
+  readonly key: string;
+  release(): void;
+}
+const HOLDER = Symbol('executor.holder');
+
+/** How a task ended, counted per task (cms_executor_tasks_total). */
+export type ExecutorOutcome = 'ok' | 'failed' | 'timeout' | 'out_of_memory' | 'refused';
+
 /** A task ran out of its time (or memory) and was stopped: its input is too expensive to process. */
 export class ExecutorTaskTooExpensiveException extends HttpException {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Why it was stopped. */
+    readonly reason: 'timeout' | 'out_of_memory' = 'timeout',
+  ) {
     super(message, HttpStatus.UNPROCESSABLE_ENTITY);
   }
 }
@@ -42,7 +66,10 @@ export class ExecutorTaskTooExpensiveException extends HttpException {
 export class ExecutorQueueFullException extends HttpException {
   readonly headers = { 'retry-after': '1' };
   constructor(limit: number, what = 'waiting') {
-    super(`This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching); retry when they finish.`, HttpStatus.TOO_MANY_REQUESTS);
+    super(
+      `This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching, policy evaluation); retry when they finish.`,
+      HttpStatus.TOO_MANY_REQUESTS,
+    );
   }
 }
 
@@ -78,6 +105,10 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   private readonly admitted = new WeakSet<object>();
   private running = 0;
   private closed = false;
+  /** Data every worker thread receives when it starts (piscina's `workerData`), by key. */
+  private readonly shared: Record<string, unknown> = {};
+  /** Tasks settled so far, by `task outcome`. */
+  readonly outcomes = new Map<string, number>();
   /** Tasks one key may run at once. */
   readonly perKey: number;
 
@@ -86,7 +117,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   }
 
   /**
-   * The thread pool, made when the first task comes: each thread costs about 17 MB of RSS, which an instance that
+   * The thread pool, made when the first task comes: each thread costs about 20 MB of RSS, which an instance that
    * never evaluates a policy, a silence or alerting YAML (e.g. most API replicas) does not pay. All threads start then
    * and stay (a replaced worker costs a module load), so only that first task waits for start-up; its time limit
    * counts from when its thread has begun it.
@@ -95,6 +126,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
     const file = this.options.workerFile ?? defaultWorkerFile();
     return (this.pool ??= new Piscina({
       filename: file,
+      workerData: this.shared,
       minThreads: this.options.threads,
       maxThreads: this.options.threads,
       idleTimeout: Infinity,
@@ -102,6 +134,16 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       execArgv: file.endsWith('.ts') ? ['--require', '@swc-node/register'] : [],
       resourceLimits: { maxOldGenerationSizeMb: this.options.workerHeapMb ?? 128 },
     }));
+  }
+
+  /**
+   * Hands `value` to every worker thread (as `workerData[key]`, read with piscina's `workerData`), e.g. the policy
+   * variables' types, which the threads cannot derive without loading the service's DTO classes. Only before the
+   * first task: threads started later (replacements of stopped ones) receive the same.
+   */
+  shareWithWorkers(key: string, value: unknown): void {
+    if (this.pool) throw new Error(`Executor: '${key}' is shared with the worker threads after they started`);
+    this.shared[key] = structuredClone(value);
   }
 
   /** Threads started so far: none before the first task, then all of them. */
@@ -119,28 +161,56 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
   }
 
   /**
-   * Runs `task` with `input` in a worker thread, queued fairly under `key` (the organisation the work is for).
-   * 429 when the key already has `maxWaitingPerKey` tasks waiting; 422 when the task runs out of time or memory.
+   * Admits a caller for several tasks of `key` before it does any work for them (a dry-run reads its page of clusters
+   * only once admitted): 429 with Retry-After when the key already has `maxHoldingPerKey` callers in progress (these
+   * and changes waiting in their transaction). Pass the admission to `run`; `release` it when done.
    */
-  run<K extends keyof Tasks & string>(key: string, task: K, input: Parameters<Tasks[K]>[0]): Promise<Awaited<ReturnType<Tasks[K]>>> {
+  admit(key: string): ExecutorAdmission {
+    if (this.closed) throw new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE);
+    const holder = {};
+    const refused = this.hold(key, holder, 'in progress');
+    if (refused) {
+      this.count('admission', 'refused');
+      throw refused;
+    }
+    let released = false;
+    return {
+      key,
+      [HOLDER]: holder,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.unhold(key, holder);
+      },
+    } as ExecutorAdmission;
+  }
+
+  /**
+   * Runs `task` with `input` in a worker thread, queued fairly under `key` (the organisation the work is for).
+   * 429 when the key already has `maxWaitingPerKey` tasks waiting, or (for a caller holding a connection) too many
+   * such callers; 422 when the task runs out of time or memory. `admission`: the caller was admitted for it (`admit`).
+   */
+  run<K extends keyof Tasks & string>(
+    key: string,
+    task: K,
+    input: Parameters<Tasks[K]>[0],
+    admission?: ExecutorAdmission,
+  ): Promise<Awaited<ReturnType<Tasks[K]>>> {
     if (this.closed) return Promise.reject(new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE));
-    if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
-    const holder = this.options.holdsConnection?.() ?? null;
+    if (this.waiting.sizeOf(key) >= this.options.maxWaitingPerKey) {
+      this.count(task, 'refused');
+      return Promise.reject(new ExecutorQueueFullException(this.options.maxWaitingPerKey));
+    }
+    const holder = (admission as { [HOLDER]?: object } | undefined)?.[HOLDER] ?? this.options.holdsConnection?.() ?? null;
     if (holder) {
-      const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
-      const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
-      if (!this.admitted.has(holder) && holders.size >= limit) return Promise.reject(new ExecutorQueueFullException(limit, 'in progress in changes'));
-      this.admitted.add(holder);
-      holders.set(holder, (holders.get(holder) ?? 0) + 1);
-      this.holdingPerKey.set(key, holders);
+      const refused = this.hold(key, holder, 'in progress in changes');
+      if (refused) {
+        this.count(task, 'refused');
+        return Promise.reject(refused);
+      }
     }
     const settled = () => {
-      const holders = holder && this.holdingPerKey.get(key);
-      if (!holders) return;
-      const left = (holders.get(holder) ?? 1) - 1;
-      if (left > 0) holders.set(holder, left);
-      else holders.delete(holder);
-      if (!holders.size) this.holdingPerKey.delete(key);
+      if (holder) this.unhold(key, holder);
     };
     return new Promise((resolve, reject) => {
       this.waiting.push(key, {
@@ -157,6 +227,26 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       });
       this.dispatch();
     });
+  }
+
+  /** Counts `holder` among the key's callers; the refusal when there are too many (a holder admitted once stays admitted). */
+  private hold(key: string, holder: object, what: string): ExecutorQueueFullException | null {
+    const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
+    const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
+    if (!this.admitted.has(holder) && holders.size >= limit) return new ExecutorQueueFullException(limit, what);
+    this.admitted.add(holder);
+    holders.set(holder, (holders.get(holder) ?? 0) + 1);
+    this.holdingPerKey.set(key, holders);
+    return null;
+  }
+
+  private unhold(key: string, holder: object): void {
+    const holders = this.holdingPerKey.get(key);
+    if (!holders) return;
+    const left = (holders.get(holder) ?? 1) - 1;
+    if (left > 0) holders.set(holder, left);
+    else holders.delete(holder);
+    if (!holders.size) this.holdingPerKey.delete(key);
   }
 
   /** Hands waiting tasks to free threads: round-robin across keys, each key within its share. */
@@ -185,7 +275,17 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
     const message: WorkerTask = { task: job.task, input: job.input, started: port2 };
     this.workers()
       .run(message, { transferList: [port2], signal: abort.signal })
-      .then(job.resolve, (e: unknown) => job.reject(this.failure(job.task, e, timedOut)))
+      .then(
+        (v: unknown) => {
+          this.count(job.task, 'ok');
+          job.resolve(v);
+        },
+        (e: unknown) => {
+          const failure = this.failure(job.task, e, timedOut);
+          this.count(job.task, failure instanceof ExecutorTaskTooExpensiveException ? failure.reason : 'failed');
+          job.reject(failure);
+        },
+      )
       .finally(() => {
         clearTimeout(timer);
         port1.close();
@@ -205,11 +305,16 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
       );
     }
     if ((e as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      return new ExecutorTaskTooExpensiveException(`The input is too expensive to process: ${what} needed more memory than a worker may use; simplify it.`);
+      return new ExecutorTaskTooExpensiveException(`The input is too expensive to process: ${what} needed more memory than a worker may use; simplify it.`, 'out_of_memory');
     }
     if (this.closed) return new HttpException('The service is shutting down; retry on another instance.', HttpStatus.SERVICE_UNAVAILABLE);
     this.logger.error(`Executor task ${task} failed: ${(e as Error).message}`);
     return e;
+  }
+
+  private count(task: string, outcome: ExecutorOutcome): void {
+    const key = `${task} ${outcome}`;
+    this.outcomes.set(key, (this.outcomes.get(key) ?? 0) + 1);
   }
 
   /**

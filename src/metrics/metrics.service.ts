@@ -3,6 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { DataSource } from 'typeorm';
 import { CLUSTER_STATUSES, OBSERVE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
+import { Executor } from '../executor/executor';
 import { SERVICE_VERSION } from '../common/service-version';
 import { RETENTION_TABLES } from '../retention/retention-tables';
 import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
@@ -151,6 +152,7 @@ export class MetricsService implements OnModuleDestroy {
   constructor(
     private readonly dataSource: DataSource,
     private readonly clock: Clock,
+    executor: Executor,
   ) {
     // Every labelled counter is exported at 0 from the start, so rates and alerts work before the first event.
     for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
@@ -227,6 +229,23 @@ export class MetricsService implements OnModuleDestroy {
             WHERE d.status = 'PENDING' AND s.enabled AND d.next_attempt_at <= now()`,
         );
         outboxLag.set(Math.max(0, row?.lag ?? 0));
+      },
+    });
+    // The executor counts how its tasks end; a scrape reads the counts.
+    const executorTasks = new Counter({
+      name: 'cms_executor_tasks_total',
+      help:
+        'Tasks of the executor for expensive work on user input (src/executor/executor-tasks.ts) by task and outcome: ok, failed, ' +
+        'timeout and out_of_memory (stopped, its worker replaced; the caller answered 422 or, for a cluster policy, its failurePolicy), ' +
+        'refused (429); task "admission": policy dry-runs and scans refused before their first task',
+      labelNames: ['task', 'outcome'] as const,
+      registers: [this.registry],
+      collect: () => {
+        executorTasks.reset();
+        for (const [key, n] of executor.outcomes) {
+          const [task, outcome] = key.split(' ');
+          executorTasks.inc({ task, outcome }, n);
+        }
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'cms_' });

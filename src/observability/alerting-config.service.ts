@@ -1,18 +1,17 @@
 import { SecretBox } from '../common/secret-box';
-import { SECRET_PLACEHOLDER } from './alerting-secrets';
+import { SECRET_PLACEHOLDER } from '../common/secret-text';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'crypto';
-import * as fs from 'fs';
-import * as path from 'path';
 import { AuditRecorder } from '../audit/audit-recorder';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
-import { Executor } from '../executor/executor';
-import { AlertingProblem, checkRuleFile, describeProblem } from './alerting-validation';
+import { Executor, executorKey } from '../executor/executor';
+import { AlertingProblem, describeProblem } from './alerting-limits';
+import { DEFAULT_RULES_FILE_NAME, loadDefaultRules } from './default-alerting-rules';
 import {
   AlertingConfigurationRequest,
   AlertingConfigurationResponse,
@@ -22,29 +21,6 @@ import {
 import type { AlertingFiles } from './observability-tenant.entity';
 import { TenantsService } from './tenants.service';
 
-/** Name under which the shipped default rules are stored in an environment's rule files. */
-export const DEFAULT_RULES_FILE_NAME = 'default-rules.yaml';
-
-export function defaultRulesPath(): string {
-  const candidates = [
-    path.resolve(__dirname, '..', '..', 'data', 'default-alerting-rules.yaml'), // from src/observability
-    path.resolve(__dirname, '..', '..', '..', 'data', 'default-alerting-rules.yaml'), // from dist/src/observability
-    path.resolve('data', 'default-alerting-rules.yaml'),
-  ];
-  return candidates.find((p) => fs.existsSync(p)) ?? candidates[0];
-}
-
-/** Reads and checks the shipped default rule file; a broken file stops start-up. */
-export function loadDefaultRules(): string {
-  const file = defaultRulesPath();
-  const text = fs.readFileSync(file, 'utf8');
-  const problems = checkRuleFile(text, DEFAULT_RULES_FILE_NAME);
-  if (problems.length) throw new Error(`${file} is not a valid rule file: ${problems.map(describeProblem).join('; ')}`);
-  return text;
-}
-
-/** Executor work is queued per organisation (src/executor). */
-const executorKey = (org: OrganisationEntity) => `organisation:${org.id}`;
 
 interface StoredConfig {
   alertingConfig: string | null;
@@ -99,7 +75,7 @@ export class AlertingConfigService implements OnModuleInit {
   private async withStoredSecrets(org: OrganisationEntity, next: StoredConfig, before: StoredConfig): Promise<StoredConfig> {
     // Only a document holding the placeholder needs parsing (on the executor: the event loop never parses YAML).
     if (!next.alertingConfig || !next.alertingConfig.includes(SECRET_PLACEHOLDER)) return next;
-    const { text, missing } = await this.executor.run(executorKey(org), 'alerting.restore', { text: next.alertingConfig, stored: before.alertingConfig });
+    const { text, missing } = await this.executor.run(executorKey(org.id), 'alerting.restore', { text: next.alertingConfig, stored: before.alertingConfig });
     if (missing.length) {
       throw new ValidationFailedException(
         missing.map((path) => ({ field: `alertingConfig.${path}`, message: `alertingConfig.${path} is ${SECRET_PLACEHOLDER} but no value is stored there` })),
@@ -114,7 +90,7 @@ export class AlertingConfigService implements OnModuleInit {
 
   private check(org: OrganisationEntity, body: AlertingConfigurationRequest): Promise<AlertingProblem[]> {
     const input = { alertingConfig: body.alertingConfig, ruleFiles: body.ruleFiles, templateFiles: body.templateFiles };
-    return this.executor.run(executorKey(org), 'alerting.check', input);
+    return this.executor.run(executorKey(org.id), 'alerting.check', input);
   }
 
   /** Problems of a configuration, each with its file and, where known, line and column. */
@@ -143,7 +119,7 @@ export class AlertingConfigService implements OnModuleInit {
   private async toResponse(org: OrganisationEntity, c: StoredConfig | undefined, reveal: boolean): Promise<AlertingConfigurationResponse> {
     const text = c?.alertingConfig ?? '';
     return {
-      alertingConfig: reveal || !text.trim() ? text : await this.executor.run(executorKey(org), 'alerting.redact', text),
+      alertingConfig: reveal || !text.trim() ? text : await this.executor.run(executorKey(org.id), 'alerting.redact', text),
       ruleFiles: c?.ruleFiles ?? {},
       templateFiles: c?.templateFiles ?? {},
     };

@@ -13,8 +13,8 @@ import { flattenValidationErrors, ValidationFailedException } from '../common/er
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, TenantAlertCounts, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
-import { Executor } from '../executor/executor';
-import { SilenceMatcher, silencedBy, usesRegex } from './silence-rules';
+import { Executor, executorKey } from '../executor/executor';
+import { SilenceMatcher, silencedByLiterals, usesRegex } from './silence-matchers';
 import { SilencesService } from './silences.service';
 
 const MAX_LABELS = 100;
@@ -265,10 +265,10 @@ export class AlertsService {
     });
     const regex = work.filter((w) => w.firing.length && usesRegex(w.silences));
     const matched = regex.length
-      ? await this.executor.run(`organisation:${org.id}`, 'silences.match', regex.map((w) => ({ silences: w.silences, alerts: w.firing.map((r) => r.labels) })))
+      ? await this.executor.run(executorKey(org.id), 'silences.match', regex.map((w) => ({ silences: w.silences, alerts: w.firing.map((r) => r.labels) })))
       : [];
     return work.map((w) => {
-      const muted = !w.firing.length ? [] : regex.includes(w) ? matched[regex.indexOf(w)] : silencedBy(w.silences, w.firing.map((r) => r.labels));
+      const muted = !w.firing.length ? [] : regex.includes(w) ? matched[regex.indexOf(w)] : silencedByLiterals(w.silences, w.firing.map((r) => r.labels));
       const byAlert = new Map(w.firing.map((r, i) => [r, muted[i]]));
       return w.rows.map((r) => this.toAlert(r, byAlert.get(r) ?? []));
     });

@@ -1,4 +1,5 @@
 import { RE2JS } from 're2js';
+import { literalMatches, MAX_MATCHER_VALUE_LENGTH, SilenceMatcher } from './silence-matchers';
 
 /**
  * Alertmanager v2 silence semantics, as pure functions: a matcher compares one label (`isEqual` false negates;
@@ -6,25 +7,10 @@ import { RE2JS } from 're2js';
  * when every matcher holds; its state is pending before `startsAt`, active until `endsAt`, expired after.
  *
  * Regular expressions come from users, so they run on RE2 (`re2js`): linear time in the label's length whatever
- * the pattern, and the syntax Alertmanager itself accepts (Go's regexp, also RE2). No Nest, no I/O: the executor's
- * worker threads import this file (src/executor), and only they match patterns.
+ * the pattern, and the syntax Alertmanager itself accepts (Go's regexp, also RE2). No Nest, no I/O: only the
+ * executor's worker threads import this file (src/executor), and only they match patterns; what the main thread
+ * needs of silences (types, states, literal matching) is in silence-matchers.ts.
  */
-export interface SilenceMatcher {
-  name: string;
-  value: string;
-  isRegex: boolean;
-  isEqual: boolean;
-}
-
-export type SilenceState = 'pending' | 'active' | 'expired';
-
-/** Longest matcher value (literal or pattern); the request DTO declares the same bound. */
-export const MAX_MATCHER_VALUE_LENGTH = 1024;
-
-export function silenceState(startsAt: Date, endsAt: Date, now: Date): SilenceState {
-  if (now.getTime() < startsAt.getTime()) return 'pending';
-  return now.getTime() < endsAt.getTime() ? 'active' : 'expired';
-}
 
 /** Compiled anchored patterns, kept per worker (silences are matched again on every alert list). */
 const compiled = new Map<string, RE2JS>();
@@ -45,7 +31,8 @@ export function matcherRegex(value: string): RE2JS {
 
 /** Whether the matcher holds for one label value (an absent label is the empty string, as in Alertmanager). */
 export function matcherMatches(m: SilenceMatcher, value: string): boolean {
-  const equal = m.isRegex ? matcherRegex(m.value).matches(value) : value === m.value;
+  if (!m.isRegex) return literalMatches(m, value);
+  const equal = matcherRegex(m.value).matches(value);
   return m.isEqual ? equal : !equal;
 }
 
@@ -103,8 +90,3 @@ function compiles(value: string): boolean {
     return false;
   }
 }
-
-/** Whether matching needs a regular expression (then it runs on the executor; literal comparisons are cheap). */
-export const usesRegex = (silences: { matchers: SilenceMatcher[] }[]): boolean => silences.some((s) => s.matchers.some((m) => m.isRegex));
-
-export const SILENCE_STATES: SilenceState[] = ['pending', 'active', 'expired'];

@@ -7,8 +7,8 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
-import { Executor } from '../executor/executor';
-import { SilenceMatcher, silenceState } from './silence-rules';
+import { Executor, executorKey } from '../executor/executor';
+import { SilenceMatcher, silenceState } from './silence-matchers';
 import { TenantRow, TenantsService } from './tenants.service';
 
 /** Silences of one tenant that are not expired: bounded, so matching alerts stays cheap. */
@@ -54,7 +54,7 @@ export class SilencesService {
     if (endsAt.getTime() <= now.getTime()) throw ValidationFailedException.forField('endsAt', 'endsAt must be in the future');
     const matchers: SilenceMatcher[] = req.matchers.map((m) => ({ name: m.name, value: m.value, isRegex: m.isRegex ?? false, isEqual: m.isEqual ?? true }));
     // RE2 syntax and Alertmanager's match-all rule, checked where user patterns run: on the executor.
-    const problems = await this.executor.run(`organisation:${org.id}`, 'silences.check', matchers);
+    const problems = await this.executor.run(executorKey(org.id), 'silences.check', matchers);
     if (problems.length) throw new ValidationFailedException(problems);
     const [{ n }] = await this.txHost.tx.query(`SELECT count(*)::int AS n FROM alert_silences WHERE tenant_id = $1 AND ends_at > $2`, [tenant.id, now]);
     if (n >= MAX_OPEN_SILENCES) {

@@ -4,6 +4,7 @@ import { NoAudit } from '../audit/audit.interceptor';
 import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { ApiExecutorErrors } from '../executor/executor-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterPoliciesService, POLICY_SORTABLE, policyBody } from './cluster-policies.service';
 import {
@@ -44,12 +45,15 @@ export class ClusterPoliciesController {
 
   @Post()
   @HttpCode(200)
+  @ApiExecutorErrors()
   @RequireOrgRole('ADMIN')
   @ApiDoc({
     summary: 'Create a cluster policy (audited CLUSTER_POLICY_CREATED)',
     description:
-      'The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an ' +
-      'matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md.',
+      'The expression is parsed and type-checked against the policy variables now, on the executor\'s worker threads: a syntax or type error, a ' +
+      'sub-expression that may build a value larger than the size cap, an estimated worst-case cost above the limit (naming the sub-expression ' +
+      'that makes most of it and its estimate) or a matches() pattern that is not an RE2 string literal is a 400 naming the position (line, ' +
+      'column). The examples are the ready policies of docs/policies.md.',
     errors: `409 when the name is taken in the organisation, or beyond ${MAX_POLICIES_PER_ORGANISATION} policies per organisation.`,
   })
   @ApiBody({ type: CreateClusterPolicyRequest, examples: EXAMPLES })
@@ -62,13 +66,16 @@ export class ClusterPoliciesController {
   @Post('evaluate')
   @HttpCode(200)
   @NoAudit()
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiDoc({
     summary: 'Try a policy (not saved) on the clusters it would cover',
     description:
       'Answers a page of the clusters in the policy\'s scope (cluster order) with `passed` and the message, each cluster evaluated as an UPDATE that ' +
       'changes nothing (`object` and `oldObject` are the cluster as it is; `request.user` is the caller). The body is checked as on create (400). ' +
-      'The cost of one call is bounded by the page size (at most 500 clusters).',
+      'The check and each evaluation run on the executor\'s worker threads under the organisation\'s queue (429 with Retry-After when it has too ' +
+      'many such tasks waiting), each evaluation within its run-time budget (an evaluation stopped by it answers `passed: false` with ' +
+      '`evaluationError`); the cost of one call is bounded by the page size (at most 500 clusters).',
   })
   @ApiBody({ type: CreateClusterPolicyRequest, examples: EXAMPLES })
   @ApiPageResponse(PolicyEvaluationResult, { form: 'A', sortable: [], defaultOrder: 'cluster order (id)' })
@@ -96,6 +103,7 @@ export class ClusterPoliciesController {
   }
 
   @Get(':policyIdentity/violations')
+  @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
   @ApiDoc({
@@ -104,7 +112,9 @@ export class ClusterPoliciesController {
       'Each cluster in the policy\'s scope is evaluated as an UPDATE that changes nothing, in keyset batches of 500 with the event loop yielded between ' +
       'batches (a disabled policy is evaluated too). Every call scans the clusters in scope once to count them: see docs/performance.md for the ' +
       'cost at 100k clusters.',
-    errors: '404 when the policy is unknown; 429 while too many scans run in this replica; 503 if a scan exceeds its deadline.',
+    errors:
+      '404 when the policy is unknown; 429 while too many scans run in this replica or the organisation has too many executor tasks waiting; ' +
+      '503 if a scan exceeds its deadline.',
   })
   @ApiPageResponse(PolicyViolation, { form: 'A', sortable: [], defaultOrder: 'cluster order (id)' })
   @ApiStandardErrors()
@@ -113,11 +123,14 @@ export class ClusterPoliciesController {
   }
 
   @Patch(':policyIdentity')
+  @ApiExecutorErrors()
   @RequireOrgRole('ADMIN')
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
   @ApiDoc({
     summary: 'Change a cluster policy (audited CLUSTER_POLICY_UPDATED with old and new)',
-    description: 'Checked as on create. Setting environments clears environmentTypes and the other way round; null or [] removes the scope.',
+    description:
+      'Checked as on create (the expressions only when they change, so a policy saved under older limits can still be disabled or given ' +
+      'failurePolicy Ignore). Setting environments clears environmentTypes and the other way round; null or [] removes the scope.',
     errors: '403 for a platform policy; 404 when unknown; 409 when the new name is taken.',
   })
   @ApiOkResponse({ type: ClusterPolicyResponse })

@@ -17,15 +17,16 @@ import {
   MAX_POLICIES_PER_ORGANISATION,
   UpdateClusterPolicyRequest,
 } from './dto/cluster-policy.dto';
-import { PolicyLanguage } from './policy-language';
+import { PolicyEvaluator } from './policy-evaluator';
+import type { ExecutorAdmission } from '../executor/executor';
 
 /** The sort allow-list of the policy lists (the controllers' paging declaration names its keys). */
 export const POLICY_SORTABLE: Record<string, string> = { name: 'p.name', action: 'p.action', createdAt: 'p.created_at', modifiedAt: 'p.modified_at', enabled: 'p.enabled' };
-const AUDITED = ['name', 'description', 'expression', 'message', 'messageExpression', 'action', 'environments', 'environmentTypes', 'enabled'] as const;
+const AUDITED = ['name', 'description', 'expression', 'message', 'messageExpression', 'action', 'failurePolicy', 'environments', 'environmentTypes', 'enabled'] as const;
 
 /** Columns of cluster_policies with the entity's property names. */
 export const POLICY_SELECT = `p.id, p.identity, p.organisation_id AS "organisationId", p.name, p.description, p.expression, p.message,
-  p.message_expression AS "messageExpression", p.action, p.environments, p.environment_types AS "environmentTypes", p.enabled,
+  p.message_expression AS "messageExpression", p.action, p.failure_policy AS "failurePolicy", p.environments, p.environment_types AS "environmentTypes", p.enabled,
   p.created_by AS "createdBy", p.created_at AS "createdAt", p.modified_at AS "modifiedAt"`;
 
 /** What a policy body is, once defaults are applied. */
@@ -37,12 +38,11 @@ export type PolicyBody = Pick<ClusterPolicyEntity, (typeof AUDITED)[number]>;
  */
 @Injectable()
 export class ClusterPoliciesService {
-  private readonly language = new PolicyLanguage();
-
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
+    private readonly evaluator: PolicyEvaluator,
   ) {}
 
   async list(org: OrganisationEntity | null, query: PageQueryDto): Promise<Page<ClusterPolicyResponse>> {
@@ -65,10 +65,12 @@ export class ClusterPoliciesService {
     return toResponse(await this.find(org, identity));
   }
 
-  /** The write-time check of a body: CEL syntax and types (with positions), cost, scope. 400 on any error. */
-  async checkBody(org: OrganisationEntity | null, body: PolicyBody): Promise<void> {
-    const errors: FieldErrorDto[] = [...this.language.check('expression', body.expression, ['bool', 'dyn'])];
-    if (body.messageExpression) errors.push(...this.language.check('messageExpression', body.messageExpression, ['string', 'dyn']));
+  /**
+   * The write-time check of a body: CEL syntax and types (with positions), value sizes and cost (on the executor,
+   * queued under the organisation: 429 when it has too many such tasks waiting), scope. 400 on any error.
+   */
+  async checkBody(org: OrganisationEntity | null, body: PolicyBody, expressions = true, admission?: ExecutorAdmission): Promise<void> {
+    const errors: FieldErrorDto[] = expressions ? await this.evaluator.check(org?.id ?? null, body, admission) : [];
     if (body.environments?.length && body.environmentTypes?.length) {
       errors.push({ field: 'environments', message: 'environments and environmentTypes cannot both be set; use one of them' });
     }
@@ -107,9 +109,9 @@ export class ClusterPoliciesService {
     const now = this.clock.now();
     const [row]: ClusterPolicyEntity[] = await this.txHost.tx.query(
       `INSERT INTO cluster_policies AS p (organisation_id, name, description, expression, message, message_expression, action, environments,
-         environment_types, enabled, created_by, created_at, modified_at, identity)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13) RETURNING ${POLICY_SELECT}`,
-      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now, newIdentity('cluster_policies')],
+         environment_types, enabled, created_by, created_at, modified_at, identity, failure_policy)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14) RETURNING ${POLICY_SELECT}`,
+      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now, newIdentity('cluster_policies'), body.failurePolicy],
     );
     this.record('CLUSTER_POLICY_CREATED', org, row, auditDiff(null, audited(row)));
     return toResponse(row);
@@ -125,6 +127,7 @@ export class ClusterPoliciesService {
       message: req.message ?? before.message,
       messageExpression: req.messageExpression === undefined ? before.messageExpression : req.messageExpression,
       action: req.action ?? before.action,
+      failurePolicy: req.failurePolicy ?? before.failurePolicy,
       environments: req.environments === undefined ? before.environments : req.environments?.length ? req.environments : null,
       environmentTypes: req.environmentTypes === undefined ? before.environmentTypes : req.environmentTypes?.length ? req.environmentTypes : null,
       enabled: req.enabled ?? before.enabled,
@@ -137,13 +140,15 @@ export class ClusterPoliciesService {
       this.record('CLUSTER_POLICY_UPDATED', org, before, {}); // a no-op update leaves no audit row
       return toResponse(before);
     }
-    await this.checkBody(org, next);
+    // Expressions are checked again only when they change: a policy saved under older limits can still be
+    // disabled, renamed or rescoped (its evaluation is bounded at run time either way).
+    await this.checkBody(org, next, next.expression !== before.expression || next.messageExpression !== before.messageExpression);
     if (next.name !== before.name) await this.assertNameFree(org, next.name);
     const [[row]]: [ClusterPolicyEntity[], number] = await this.txHost.tx.query(
       `UPDATE cluster_policies AS p SET name = $2, description = $3, expression = $4, message = $5, message_expression = $6, action = $7,
-              environments = $8, environment_types = $9, enabled = $10, modified_at = $11
+              environments = $8, environment_types = $9, enabled = $10, modified_at = $11, failure_policy = $12
         WHERE id = $1 RETURNING ${POLICY_SELECT}`,
-      [before.id, next.name, next.description, next.expression, next.message, next.messageExpression, next.action, next.environments, next.environmentTypes, next.enabled, this.clock.now()],
+      [before.id, next.name, next.description, next.expression, next.message, next.messageExpression, next.action, next.environments, next.environmentTypes, next.enabled, this.clock.now(), next.failurePolicy],
     );
     this.record('CLUSTER_POLICY_UPDATED', org, row, details);
     return toResponse(row);
@@ -206,6 +211,7 @@ export function policyBody(req: CreateClusterPolicyRequest): PolicyBody {
     message: req.message,
     messageExpression: req.messageExpression ?? null,
     action: req.action,
+    failurePolicy: req.failurePolicy ?? 'Fail',
     environments: req.environments?.length ? req.environments : null,
     environmentTypes: req.environmentTypes?.length ? req.environmentTypes : null,
     enabled: req.enabled ?? true,
@@ -226,6 +232,7 @@ export function toResponse(p: ClusterPolicyEntity): ClusterPolicyResponse {
     message: p.message,
     messageExpression: p.messageExpression,
     action: p.action,
+    failurePolicy: p.failurePolicy,
     environments: p.environments,
     environmentTypes: p.environmentTypes,
     enabled: p.enabled,

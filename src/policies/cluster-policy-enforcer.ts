@@ -8,10 +8,11 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
 import { currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
 import { ValidationFailedException } from '../common/errors';
+import { ExecutorQueueFullException, ExecutorTaskTooExpensiveException } from '../executor/executor';
 import { addResponseWarnings } from '../common/field-validation.pipe';
 import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity';
 import { POLICY_SELECT } from './cluster-policies.service';
-import { PolicyEvaluator } from './policy-evaluator';
+import { PolicyEvaluator, PolicyResult } from './policy-evaluator';
 import type { ClusterRow } from '../clusters/cluster-read';
 import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
 import { principalPolicyUser } from './policy-user';
@@ -57,12 +58,20 @@ export interface PolicyFinding {
   message: string;
 }
 
+/** A policy whose expression could not be evaluated, with failurePolicy Ignore: the change passes it. */
+export interface IgnoredPolicyFailure {
+  policy: PolicyFinding['policy'];
+  error: string;
+}
+
 /** What the policies say about a change. `denied` non-empty means: do not make it. */
 export interface PolicyVerdict {
   skipped: boolean;
   denied: PolicyFinding[];
   warned: PolicyFinding[];
   audited: PolicyFinding[];
+  /** Policies that could not be evaluated and whose failurePolicy is Ignore (recorded, not enforced). */
+  ignored: IgnoredPolicyFailure[];
   cluster: { id: number; slug: string; identity: string } | null;
   environment: { id: number; slug: string } | null;
   organisation: { id: number; slug: string } | null;
@@ -79,7 +88,7 @@ export function policyCovers(p: Pick<ClusterPolicyEntity, 'environments' | 'envi
   return true;
 }
 
-export const policyLabel = (f: PolicyFinding) => `${f.policy.scope === 'PLATFORM' ? 'platform policy' : 'policy'} ${f.policy.name}`;
+export const policyLabel = (f: Pick<PolicyFinding, 'policy'>) => `${f.policy.scope === 'PLATFORM' ? 'platform policy' : 'policy'} ${f.policy.name}`;
 
 /**
  * Evaluates the platform policies, then the organisation's, on every change of a cluster (docs/policies.md).
@@ -120,6 +129,7 @@ export class ClusterPolicyEnforcer {
       denied: [],
       warned: [],
       audited: [],
+      ignored: [],
       cluster: null,
       environment: null,
       organisation: null,
@@ -155,18 +165,50 @@ export class ClusterPolicyEnforcer {
     const { slugValue: _s, id: _i, ...organisation } = org;
     void _s;
     void _i;
-    const [results] = await this.evaluator.evaluate(applicable, [
-      { object, oldObject, environment: env.variable, organisation, request: { operation: change.operation, resource: change.resource, user: change.user ?? this.caller() } },
-    ]);
+    const input = {
+      object,
+      oldObject,
+      environment: env.variable,
+      organisation,
+      request: { operation: change.operation, resource: change.resource, user: change.user ?? this.caller() },
+    };
+    let results: PolicyResult[];
+    try {
+      [results] = await this.evaluator.evaluate(Number(row.organisationId), applicable, [input]);
+    } catch (e) {
+      // The executor stopped the evaluation (its deadline, its worker's heap): no policy of the change has an
+      // answer, so each follows its failurePolicy. A full queue (429) or shutdown (503) is the caller's answer.
+      if (!(e instanceof ExecutorTaskTooExpensiveException)) throw e;
+      const error = `the evaluation was stopped: ${e.message}`;
+      results = applicable.map((p) => ({ passed: false, message: `${p.message} (${error})`, error }));
+    }
     applicable.forEach((p, i) => {
-      if (results[i].passed) return;
-      const finding: PolicyFinding = {
-        policy: { identity: p.identity, name: p.name, scope: p.organisationId === null ? 'PLATFORM' : 'ORGANISATION', action: p.action },
-        message: results[i].message ?? p.message,
-      };
+      const r = results[i];
+      if (r.passed) return;
+      const policy = { identity: p.identity, name: p.name, scope: p.organisationId === null ? ('PLATFORM' as const) : ('ORGANISATION' as const), action: p.action };
+      // failurePolicy Ignore: an expression that could not be evaluated does not hold the change.
+      if (r.error !== null && p.failurePolicy === 'Ignore') {
+        verdict.ignored.push({ policy, error: r.error });
+        return;
+      }
+      const finding: PolicyFinding = { policy, message: r.message ?? p.message };
       (p.action === 'Deny' ? verdict.denied : p.action === 'Warn' ? verdict.warned : verdict.audited).push(finding);
     });
     return verdict;
+  }
+
+  /**
+   * `check` for background work (the scheduler): null when the executor did not take the evaluation (the
+   * organisation's queue is full, e.g. while its members run many dry-runs), so the caller leaves the cluster for
+   * a later pass instead of deciding without the policies.
+   */
+  async checkInBackground(change: ClusterChange): Promise<PolicyVerdict | null> {
+    try {
+      return await this.check(change);
+    } catch (e) {
+      if (e instanceof ExecutorQueueFullException) return null;
+      throw e;
+    }
   }
 
   /**
@@ -185,12 +227,17 @@ export class ClusterPolicyEnforcer {
     }
     addResponseWarnings(verdict.warned.map((f) => `${policyLabel(f)}: ${f.message}`));
     for (const f of verdict.audited) this.recorder.record(violationEntry(verdict, f, this.caller().username));
+    for (const f of verdict.ignored) this.recorder.record(evaluationFailedEntry(verdict, f, this.caller().username));
     return verdict;
   }
 
-  /** Background work: writes CLUSTER_POLICY_VIOLATED for the Warn and Audit findings with the system actor. */
+  /**
+   * Background work: writes CLUSTER_POLICY_VIOLATED for the Warn and Audit findings, and
+   * CLUSTER_POLICY_EVALUATION_FAILED for the ignored failures, with the system actor.
+   */
   async recordInBackground(verdict: PolicyVerdict): Promise<void> {
     for (const f of [...verdict.warned, ...verdict.audited]) await this.audit.write(violationEntry(verdict, f, SYSTEM_ACTOR.username), SYSTEM_ACTOR);
+    for (const f of verdict.ignored) await this.audit.write(evaluationFailedEntry(verdict, f, SYSTEM_ACTOR.username), SYSTEM_ACTOR);
   }
 
   /**
@@ -245,23 +292,46 @@ export class ClusterPolicyEnforcer {
   }
 }
 
-function violationEntry(verdict: PolicyVerdict, f: PolicyFinding, actor: string): AuditEntry {
+/** The audit entry of a policy's finding on a change: who, which cluster, which policy, what happened. */
+function policyEntry(verdict: PolicyVerdict, policy: PolicyFinding['policy'], type: string, details: AuditDetails, message: (subject: string) => string): AuditEntry {
   const subject = `${verdict.environment!.slug}/${verdict.cluster!.slug}`;
   return {
-    type: 'CLUSTER_POLICY_VIOLATED',
+    type,
     organisation: verdict.organisation,
     environment: verdict.environment,
     cluster: verdict.cluster ? { id: verdict.cluster.id, slug: verdict.cluster.slug } : null,
-    referencedEntityIdentity: f.policy.identity,
+    referencedEntityIdentity: policy.identity,
     subject,
     details: {
-      policy: { old: null, new: f.policy.name },
-      scope: { old: null, new: f.policy.scope },
-      action: { old: null, new: f.policy.action },
-      message: { old: null, new: f.message },
+      policy: { old: null, new: policy.name },
+      scope: { old: null, new: policy.scope },
+      ...details,
       operation: { old: null, new: verdict.operation },
       resource: { old: null, new: verdict.resource },
     },
-    message: `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} violates ${policyLabel(f)}: ${f.message}`,
+    message: message(subject),
   };
+}
+
+function violationEntry(verdict: PolicyVerdict, f: PolicyFinding, actor: string): AuditEntry {
+  return policyEntry(
+    verdict,
+    f.policy,
+    'CLUSTER_POLICY_VIOLATED',
+    { action: { old: null, new: f.policy.action }, message: { old: null, new: f.message } },
+    (subject) => `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} violates ${policyLabel(f)}: ${f.message}`,
+  );
+}
+
+/** An ignored evaluation failure (failurePolicy Ignore): the change went through without this policy's verdict. */
+function evaluationFailedEntry(verdict: PolicyVerdict, f: IgnoredPolicyFailure, actor: string): AuditEntry {
+  return policyEntry(
+    verdict,
+    f.policy,
+    'CLUSTER_POLICY_EVALUATION_FAILED',
+    { failurePolicy: { old: null, new: 'Ignore' }, error: { old: null, new: f.error } },
+    (subject) =>
+      `${actor}'s change (${verdict.operation} ${verdict.resource}) of cluster ${subject} went through without ${policyLabel(f)}, ` +
+      `which could not be evaluated (failurePolicy Ignore): ${f.error}`,
+  );
 }

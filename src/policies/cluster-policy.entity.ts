@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import type { FailurePolicy } from './policy-limits';
 
 export const POLICY_ACTIONS = ['Deny', 'Warn', 'Audit'] as const;
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
@@ -15,6 +16,8 @@ export class ClusterPolicyEntity {
   @Column() message: string;
   @Column({ type: 'text', nullable: true }) messageExpression: string | null;
   @Column({ type: 'text' }) action: PolicyAction;
+  /** Migration 1795400071000. */
+  @Column({ type: 'text' }) failurePolicy: FailurePolicy;
   @Column({ type: 'text', array: true, nullable: true }) environments: string[] | null;
   @Column({ type: 'text', array: true, nullable: true }) environmentTypes: string[] | null;
   @Column() enabled: boolean;

@@ -1,86 +1,91 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledPolicyExpression, PolicyLanguage } from './policy-language';
-import type { PolicyInput } from './policy-variables';
+import type { FieldErrorDto } from '../common/errors';
+import { AppConfig } from '../config/app-config';
+import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
+import type { PolicyResult, PolicySource } from './policy-language';
+import type { PolicySchemaShare } from './policy-schema';
+import { PolicyInput, policyVariableSchema } from './policy-variables';
 
-/** What an evaluation needs of a policy: plain data, so the work can move to a worker thread as it is. */
-export interface PolicySource {
-  expression: string;
-  message: string;
-  messageExpression: string | null;
-}
+export type { PolicyResult, PolicySource };
 
-/** One policy on one input: passed, or failed with the message to show. */
-export interface PolicyResult {
-  passed: boolean;
-  message: string | null;
-}
+/** Inputs evaluated per executor task: a scan batch is split so each task stays well within its deadline. */
+export const INPUTS_PER_TASK = 50;
+/** Projections kept per expression text (bounded; the oldest is dropped first). */
+const MAX_PROJECTIONS = 500;
 
 /**
- * Evaluates policies on inputs: `results[i][j]` is policy j on input i. The interface is asynchronous and
- * takes plain data so the evaluation can run on the bounded executor for expensive work (hardening issue 25)
- * without changing its callers; until then it runs inline, which the write-time cost bound keeps cheap
- * (docs/adr/0078-policy-enforcement.md).
+ * Everything about a user's policy expression that parses or runs it (the write-time check, the projection of the
+ * cluster fields it reads, its evaluation) happens on the executor's worker threads (src/executor), under the
+ * organisation's fair queue, the per-task deadline and the workers' heap bound; the event loop only posts plain data
+ * (docs/architecture.md, "Expensive work on user input"). `organisationId` null is the platform's own work (platform
+ * policies written by platform administrators).
  */
-export abstract class PolicyEvaluator {
-  abstract evaluate(policies: PolicySource[], inputs: PolicyInput[]): Promise<PolicyResult[][]>;
-  /** The fields of `object`/`oldObject` the policies read (expressions and message expressions); null: all. */
-  abstract objectFields(policies: PolicySource[]): Set<string> | null;
-}
-
-/** Compiled programs kept per expression text (bounded; the oldest is dropped first). */
-const MAX_COMPILED = 500;
-
-/** Evaluation on the calling thread. An expression that fails to evaluate counts as failing (fail closed). */
 @Injectable()
-export class InlinePolicyEvaluator extends PolicyEvaluator {
-  private readonly language = new PolicyLanguage();
-  private readonly compiled = new Map<string, CompiledPolicyExpression>();
+export class PolicyEvaluator {
+  private readonly projections = new Map<string, string[] | null>();
 
-  async evaluate(policies: PolicySource[], inputs: PolicyInput[]): Promise<PolicyResult[][]> {
-    const programs = policies.map((p) => ({
-      test: this.program(p.expression),
-      message: p.messageExpression ? this.program(p.messageExpression) : null,
-      fallback: p.message,
-    }));
-    return inputs.map((input) =>
-      programs.map((p) => {
-        let outcome: unknown;
-        try {
-          outcome = p.test(input);
-        } catch (err) {
-          return { passed: false, message: `${p.fallback} (the expression could not be evaluated: ${summary(err)})` };
-        }
-        if (outcome === true) return { passed: true, message: null };
-        if (outcome !== false) return { passed: false, message: `${p.fallback} (the expression evaluated to ${typeof outcome}, not bool)` };
-        if (!p.message) return { passed: false, message: p.fallback };
-        try {
-          const text = p.message(input);
-          return { passed: false, message: typeof text === 'string' && text.trim() ? text.slice(0, 1024) : p.fallback };
-        } catch {
-          return { passed: false, message: p.fallback };
-        }
-      }),
+  constructor(
+    private readonly executor: Executor,
+    config: AppConfig,
+  ) {
+    // The worker threads declare the variables' CEL types from this, without loading the DTO classes.
+    const share: PolicySchemaShare = { schema: policyVariableSchema(), runtimeCostLimit: config.POLICY_RUNTIME_COST_LIMIT };
+    executor.shareWithWorkers('policies', share);
+  }
+
+  /** The write-time check of a policy's expressions; when valid, also the cluster fields they read. */
+  async check(organisationId: number | null, body: Pick<PolicySource, 'expression' | 'messageExpression'>, admission?: ExecutorAdmission): Promise<FieldErrorDto[]> {
+    const { errors, fields } = await this.executor.run(
+      executorKey(organisationId),
+      'policies.check',
+      { expression: body.expression, messageExpression: body.messageExpression },
+      admission,
     );
+    if (!errors.length) this.remember(sourcesOf([body]), fields);
+    return errors;
   }
 
-  objectFields(policies: PolicySource[]): Set<string> | null {
-    return this.language.objectFields(policies.flatMap((p) => (p.messageExpression ? [p.expression, p.messageExpression] : [p.expression])));
-  }
-
-  private program(source: string): CompiledPolicyExpression {
-    let program = this.compiled.get(source);
-    if (program) {
-      this.compiled.delete(source); // most recently used last
-    } else {
-      program = this.language.compile(source);
-      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value!);
+  /**
+   * The fields of `object`/`oldObject` the policies read (expressions and message expressions); null: all. Known
+   * after the first time for the same expressions (the answer depends on their text alone).
+   */
+  async objectFields(
+    organisationId: number | null,
+    policies: Pick<PolicySource, 'expression' | 'messageExpression'>[],
+    admission?: ExecutorAdmission,
+  ): Promise<Set<string> | null> {
+    const sources = sourcesOf(policies);
+    const key = sources.join('\0');
+    let fields = this.projections.get(key);
+    if (fields === undefined) {
+      fields = await this.executor.run(executorKey(organisationId), 'policies.objectFields', sources, admission);
+      this.remember(sources, fields);
     }
-    this.compiled.set(source, program);
-    return program;
+    return fields ? new Set(fields) : null;
+  }
+
+  /**
+   * `results[i][j]` is policy j on input i. An expression that cannot be evaluated (an error, not a bool, its budget
+   * spent) answers `error`. A task the executor stopped (its deadline, its worker's heap: 422), a full queue (429)
+   * or shutdown (503) is thrown: the caller decides (a change applies each policy's failurePolicy).
+   */
+  async evaluate(organisationId: number | null, policies: PolicySource[], inputs: PolicyInput[], admission?: ExecutorAdmission): Promise<PolicyResult[][]> {
+    const plain = policies.map((p) => ({ expression: p.expression, message: p.message, messageExpression: p.messageExpression }));
+    const results: PolicyResult[][] = [];
+    for (let i = 0; i < inputs.length; i += INPUTS_PER_TASK) {
+      const chunk = inputs.slice(i, i + INPUTS_PER_TASK);
+      results.push(...(await this.executor.run(executorKey(organisationId), 'policies.evaluate', { policies: plain, inputs: chunk }, admission)));
+    }
+    return results;
+  }
+
+  private remember(sources: string[], fields: string[] | null): void {
+    const key = sources.join('\0');
+    this.projections.delete(key);
+    if (this.projections.size >= MAX_PROJECTIONS) this.projections.delete(this.projections.keys().next().value!);
+    this.projections.set(key, fields);
   }
 }
 
-function summary(err: unknown): string {
-  const e = err as { summary?: string; message?: string };
-  return (e.summary ?? String(e.message ?? err).split('\n')[0]).slice(0, 300);
-}
+const sourcesOf = (policies: Pick<PolicySource, 'expression' | 'messageExpression'>[]): string[] =>
+  policies.flatMap((p) => (p.messageExpression ? [p.expression, p.messageExpression] : [p.expression]));

@@ -2,47 +2,52 @@ import { Environment } from '@marcbachmann/cel-js';
 import { RE2JS } from 're2js';
 import * as semver from 'semver';
 import type { FieldErrorDto } from '../common/errors';
-import { celTypeName, PolicyVariableShapes, policyVariableShapes, toCelValue, type PolicyInput } from './policy-variables';
+import { CostEstimator } from './policy-cost';
+import { DEFAULT_RUNTIME_COST_LIMIT, MAX_ESTIMATED_COST, MAX_EXPRESSION_LENGTH, MAX_PATTERN_LENGTH, PARSER_LIMITS } from './policy-limits';
+import { CelNode, describeNode, instrument, metered, PolicyEvaluationStopped } from './policy-meter';
+import { celTypeName, FieldShape, PolicyVariableSchema } from './policy-schema';
+import type { PolicyInput } from './policy-variables';
 
 /**
- * CEL for cluster policies (docs/policies.md): the write-time check (syntax, types against the declared
- * variables, a static cost bound, safe regular expressions) and the compiled evaluation.
+ * CEL for cluster policies (docs/policies.md): the write-time check (syntax, types against the declared variables,
+ * the size-aware cost estimate, RE2 patterns), the metered evaluation and the projection of what an expression
+ * reads. Only the executor's worker threads load this file (src/executor/executor-tasks.ts): everything here
+ * parses or runs a user's program.
  *
- * Two environments share the variable types: the checking one declares `oldObject` with the cluster type
- * (plus `Cluster == null`), so `oldObject.verison` is a type error at write time; the evaluating one declares it
- * `dyn`, because the library refuses a null value for a variable of an object type (and `oldObject` is null on
- * CREATE).
+ * Two environments share the variable types: the checking one declares `oldObject` with the cluster type (plus
+ * `Cluster == null`), so `oldObject.verison` is a type error at write time; the evaluating one declares it `dyn`,
+ * because the library refuses a null value for a variable of an object type (and `oldObject` is null on CREATE).
  *
  * `matches()` runs on RE2 (`re2js`), as the CEL specification defines it: the library's own overload uses
  * JavaScript's backtracking `RegExp` and cannot be replaced, so compiled programs call `re2Matches` instead (the
  * evaluating environment's only extra function; see `useRe2`). Matching is linear in the input's length whatever
- * the pattern, so the static cost bound holds for `matches()` too.
+ * the pattern.
  */
 
-/** Longest expression or message expression accepted. */
-export const MAX_EXPRESSION_LENGTH = 2048;
-/** Parser limits: nodes of the syntax tree, nesting, literal sizes, call arguments. */
-export const MAX_AST_NODES = 400;
-const PARSER_LIMITS = { maxAstNodes: MAX_AST_NODES, maxDepth: 32, maxListElements: 100, maxMapEntries: 100, maxCallArguments: 8 };
-/** Iterations assumed for each comprehension (all, exists, exists_one, map, filter): the largest bounded input list or map. */
-export const ASSUMED_COLLECTION_SIZE = 100;
-/** Comprehensions nested deeper than this are refused. */
-export const MAX_COMPREHENSION_NESTING = 2;
-/** The static cost bound of one expression, in units of one AST node evaluation. */
-export const MAX_ESTIMATED_COST = 100_000;
-/** Cost units of one string function call (scan of an input string of up to 4096 characters). */
-const STRING_FUNCTION_COST = 41;
-const STRING_FUNCTIONS = new Set([
-  'contains', 'startsWith', 'endsWith', 'matches', 'split', 'join', 'lowerAscii', 'upperAscii', 'replace', 'indexOf', 'lastIndexOf', 'substring', 'trim',
-]);
-const COMPREHENSIONS = new Set(['all', 'exists', 'exists_one', 'map', 'filter']);
-export const MAX_PATTERN_LENGTH = 256;
+/** What an evaluation needs of a policy: plain data (it comes from the main thread). */
+export interface PolicySource {
+  expression: string;
+  message: string;
+  messageExpression: string | null;
+}
 
-interface AstNode {
-  op: string;
-  args: unknown;
-  start: number;
-  end: number;
+/** One policy on one input: passed, or failed with the message to show; `error` when it could not be evaluated. */
+export interface PolicyResult {
+  passed: boolean;
+  message: string | null;
+  /** Why the expression could not be evaluated (an error, its budget spent, not a bool); null when it was. */
+  error: string | null;
+}
+
+/** A compiled program on one input: its value, or throws (PolicyEvaluationStopped past its budget, under `metered`). */
+export type CompiledPolicyExpression = (input: PolicyInput) => unknown;
+
+type CelVariables = Record<'object' | 'oldObject' | 'environment' | 'organisation' | 'request', unknown>;
+
+interface Program {
+  /** The cluster fields it reads (null: all). */
+  fields: string[] | null;
+  run(vars: CelVariables): unknown;
 }
 
 /** A CEL error at a position of the source: `line L, column C` (1-based) in the message. */
@@ -55,31 +60,6 @@ export function positionOf(source: string, offset: number): { line: number; colu
 function at(field: string, source: string, offset: number, message: string): FieldErrorDto {
   const { line, column } = positionOf(source, offset);
   return { field, message: `${field}: line ${line}, column ${column}: ${message}` };
-}
-
-function buildEnvironment(shapes: PolicyVariableShapes, typedOldObject: boolean): Environment {
-  const env = new Environment({ limits: PARSER_LIMITS });
-  for (const shape of shapes.registry.objects.values()) {
-    const fields: Record<string, string> = {};
-    for (const [k, f] of Object.entries(shape.fields)) fields[k] = celTypeName(f.shape, f.nullable);
-    env.registerType(shape.name, { ctor: shape.ctor, fields });
-  }
-  env
-    .registerVariable('object', shapes.cluster.name)
-    .registerVariable('oldObject', typedOldObject ? shapes.cluster.name : 'dyn')
-    .registerVariable('environment', shapes.environment.name)
-    .registerVariable('organisation', shapes.organisation.name)
-    .registerVariable('request', shapes.request.name)
-    // Versions compare as versions ("1.9.0" < "1.10.0"), not as strings.
-    .registerFunction('semverCompare(string, string): int', (a: string, b: string) => {
-      const x = semver.valid(a);
-      const y = semver.valid(b);
-      if (!x || !y) throw new Error(`semverCompare: '${x ? b : a}' is not a version`);
-      return BigInt(semver.compare(x, y));
-    });
-  if (typedOldObject) env.registerOperator(`${shapes.cluster.name} == null`, (a: unknown) => a === null);
-  else env.registerFunction(`string.${RE2_MATCHES}(string): bool`, (input: string, pattern: string) => re2(pattern).test(input));
-  return env;
 }
 
 /** The evaluating environment's name for `matches()` on RE2. */
@@ -98,6 +78,39 @@ function re2(pattern: string): RE2JS {
   return re;
 }
 
+/** The classes of the declared object types (CEL values of an object type are instances of its class). */
+type Constructors = Map<string, new (v: Record<string, unknown>) => object>;
+
+function buildEnvironment(schema: PolicyVariableSchema, ctors: Constructors, typedOldObject: boolean): Environment {
+  const env = new Environment({ limits: PARSER_LIMITS });
+  for (const shape of Object.values(schema.objects)) {
+    const fields: Record<string, string> = {};
+    for (const [k, f] of Object.entries(shape.fields)) fields[k] = celTypeName(f.shape, f.nullable);
+    env.registerType(shape.name, { ctor: ctors.get(shape.name)!, fields });
+  }
+  const v = schema.variables;
+  env
+    .registerVariable('object', v.object)
+    .registerVariable('oldObject', typedOldObject ? v.object : 'dyn')
+    .registerVariable('environment', v.environment)
+    .registerVariable('organisation', v.organisation)
+    .registerVariable('request', v.request)
+    // Versions compare as versions ("1.9.0" < "1.10.0"), not as strings.
+    .registerFunction(
+      'semverCompare(string, string): int',
+      (a: string, b: string) => {
+        const x = semver.valid(a);
+        const y = semver.valid(b);
+        if (!x || !y) throw new Error(`semverCompare: '${(x ? b : a).slice(0, 100)}' is not a version`);
+        return BigInt(semver.compare(x, y));
+      },
+      { async: false },
+    );
+  if (typedOldObject) env.registerOperator(`${v.object} == null`, (a: unknown) => a === null);
+  else env.registerFunction(`string.${RE2_MATCHES}(string): bool`, (input: string, pattern: string) => re2(pattern).test(input), { async: false });
+  return env;
+}
+
 /**
  * Points every `x.matches(p)` of a parsed program at the RE2 overload. The write-time check accepted the source
  * with the standard `matches`, so the two calls have the same types; the tree is the program's own (parsed for it).
@@ -105,65 +118,134 @@ function re2(pattern: string): RE2JS {
 function useRe2(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(useRe2);
   if (!node || typeof node !== 'object' || !('op' in node)) return;
-  const n = node as AstNode;
+  const n = node as CelNode;
   if (n.op === 'rcall' && Array.isArray(n.args) && n.args[0] === 'matches') n.args[0] = RE2_MATCHES;
   useRe2(n.args);
 }
 
-export type CompiledPolicyExpression = (input: PolicyInput) => unknown;
+/** Compiled programs kept per worker thread, per expression text (the oldest is dropped first). */
+const MAX_COMPILED = 500;
 
-/** The policy language, one instance per process (types are built once). */
+export interface PolicyLanguageOptions {
+  /** The run-time budget of one evaluation, in cost units (POLICY_RUNTIME_COST_LIMIT). */
+  runtimeCostLimit?: number;
+}
+
+/** The policy language, one instance per worker thread (types are declared once). */
 export class PolicyLanguage {
-  private readonly shapes = policyVariableShapes();
-  private readonly checking = buildEnvironment(this.shapes, true);
-  private readonly evaluating = buildEnvironment(this.shapes, false);
+  private readonly ctors: Constructors;
+  private readonly checking: Environment;
+  private readonly evaluating: Environment;
+  private readonly estimator: CostEstimator;
+  private readonly compiled = new Map<string, Program>();
+  readonly runtimeCostLimit: number;
+
+  constructor(
+    private readonly schema: PolicyVariableSchema,
+    options: PolicyLanguageOptions = {},
+  ) {
+    this.ctors = new Map(
+      Object.keys(schema.objects).map((name) => [name, { [name]: class { constructor(v: Record<string, unknown>) { Object.assign(this, v); } } }[name]]),
+    );
+    this.checking = buildEnvironment(schema, this.ctors, true);
+    this.evaluating = buildEnvironment(schema, this.ctors, false);
+    this.estimator = new CostEstimator(schema);
+    this.runtimeCostLimit = options.runtimeCostLimit ?? DEFAULT_RUNTIME_COST_LIMIT;
+  }
 
   /**
-   * Write-time check of an expression: syntax, types (`resultTypes` it may have), cost, regular expressions.
-   * Answers the errors, each naming the field and the position (empty when valid).
+   * Write-time check of an expression: syntax, types (`resultTypes` it may have), value sizes and cost, regular
+   * expressions. Answers the errors, each naming the field and the position (empty when valid).
    */
   check(field: string, source: string, resultTypes: string[]): FieldErrorDto[] {
     if (source.length > MAX_EXPRESSION_LENGTH) return [{ field, message: `${field} must be at most ${MAX_EXPRESSION_LENGTH} characters` }];
-    let ast: AstNode;
+    let program: ReturnType<Environment['parse']>;
     try {
-      ast = this.checking.parse(source).ast as unknown as AstNode;
+      program = this.checking.parse(source);
     } catch (err) {
       return [this.libraryError(field, source, err)];
     }
-    const result = this.checking.check(source);
+    const result = program.check();
     if (!result.valid) return [this.libraryError(field, source, result.error)];
     if (!resultTypes.includes(String(result.type))) {
       return [at(field, source, 0, `the expression evaluates to ${result.type}; it must evaluate to ${resultTypes.filter((t) => t !== 'dyn').join(' or ')}`)];
     }
+    const root = program.ast as unknown as CelNode;
     const errors: FieldErrorDto[] = [];
-    const cost = this.estimate(field, source, ast, 0, errors);
-    if (!errors.length && cost > MAX_ESTIMATED_COST) {
+    this.checkPatterns(field, source, root, errors);
+    const report = this.estimator.estimate(root);
+    for (const p of report.problems) errors.push(at(field, source, p.node.start, p.message));
+    if (!errors.length && report.cost > MAX_ESTIMATED_COST) {
+      const part = report.costliest;
+      const where = part && part.node !== root ? `; most of it is ${describeNode(part.node)}, estimated at ${part.cost}` : '';
       errors.push(
-        at(field, source, 0, `estimated cost ${cost} exceeds the limit ${MAX_ESTIMATED_COST} (each comprehension counts ${ASSUMED_COLLECTION_SIZE} iterations); simplify the expression`),
+        at(
+          field,
+          source,
+          0,
+          `estimated cost ${report.cost} exceeds the limit ${MAX_ESTIMATED_COST} (worst case for inputs within their write bounds: strings of 4096 ` +
+            `characters, lists and maps of 100 entries)${where}; simplify the expression`,
+        ),
       );
     }
     return errors;
   }
 
-  /** The evaluation function of a checked expression (variables converted to their CEL types on each call). */
+  /** The estimated worst-case cost of a valid expression (for tests and the documentation). */
+  estimatedCost(source: string): number {
+    const program = this.checking.parse(source);
+    if (!program.check().valid) throw new Error(`not a valid expression: ${source}`);
+    return this.estimator.estimate(program.ast as unknown as CelNode).cost;
+  }
+
+  /** The evaluation function of a checked expression (variables converted on each call; metered by `metered`). */
   compile(source: string): CompiledPolicyExpression {
-    const program = this.evaluating.parse(source);
-    useRe2(program.ast);
-    const { cluster, environment, organisation, request } = this.shapes;
-    // Only the cluster fields the expression reads are converted (the others stay unset: it never reads them).
-    const fields = this.objectFields([source]);
-    const obj = { kind: 'object' as const, type: cluster };
-    const convert = (v: PolicyInput['object'] | null) => toCelValue(obj, v, fields);
-    return (input) => {
-      const object = convert(input.object);
-      return program({
-        object,
-        oldObject: input.oldObject === input.object ? object : convert(input.oldObject),
-        environment: toCelValue({ kind: 'object', type: environment }, input.environment),
-        organisation: toCelValue({ kind: 'object', type: organisation }, input.organisation),
-        request: toCelValue({ kind: 'object', type: request }, input.request),
+    const program = this.program(source);
+    return (input) => program.run(this.variables(input, program.fields));
+  }
+
+  /**
+   * Each policy on each input: `results[i][j]` is policy j on input i, each evaluation within the run-time budget.
+   * An expression that cannot be evaluated fails with `error` set (the caller applies the policy's failurePolicy);
+   * a message expression that cannot be evaluated falls back to the message.
+   */
+  evaluate(policies: PolicySource[], inputs: PolicyInput[]): PolicyResult[][] {
+    const programs = policies.map((p) => ({
+      test: this.program(p.expression),
+      message: p.messageExpression ? this.program(p.messageExpression) : null,
+      fallback: p.message,
+    }));
+    return inputs.map((input) => {
+      // One input's variables are converted once per projection, not once per policy.
+      const converted = new Map<string, CelVariables>();
+      const run = (program: Program) => {
+        const key = program.fields?.join('\0') ?? '*';
+        let vars = converted.get(key);
+        if (!vars) converted.set(key, (vars = this.variables(input, program.fields)));
+        return metered(this.runtimeCostLimit, () => program.run(vars)).value;
+      };
+      return programs.map((p): PolicyResult => {
+        let outcome: unknown;
+        try {
+          outcome = run(p.test);
+        } catch (err) {
+          const error = summary(err);
+          return { passed: false, message: `${p.fallback} (the expression could not be evaluated: ${error})`, error };
+        }
+        if (outcome === true) return { passed: true, message: null, error: null };
+        if (outcome !== false) {
+          const error = `the expression evaluated to ${typeof outcome}, not bool`;
+          return { passed: false, message: `${p.fallback} (${error})`, error };
+        }
+        if (!p.message) return { passed: false, message: p.fallback, error: null };
+        try {
+          const text = run(p.message);
+          return { passed: false, message: typeof text === 'string' && text.trim() ? text.slice(0, 1024) : p.fallback, error: null };
+        } catch {
+          return { passed: false, message: p.fallback, error: null };
+        }
       });
-    };
+    });
   }
 
   /**
@@ -171,21 +253,21 @@ export class PolicyLanguage {
    * (`object.region`, `oldObject['version']`), or null when one reads the cluster whole (passes it on, compares
    * it, a comprehension variable of that name) and every field is needed.
    */
-  objectFields(sources: string[]): Set<string> | null {
+  objectFields(sources: string[]): string[] | null {
     const fields = new Set<string>();
-    const walk = (node: unknown, parent: AstNode | null): boolean => {
+    const walk = (node: unknown, parent: CelNode | null): boolean => {
       if (Array.isArray(node)) return node.every((n) => walk(n, parent));
       if (!node || typeof node !== 'object' || !('op' in node)) return true;
-      const n = node as AstNode;
+      const n = node as CelNode;
       if (n.op === 'id' && (n.args === 'object' || n.args === 'oldObject')) {
         if (parent?.op === '.' && (parent.args as unknown[])[0] === n) {
           fields.add(String((parent.args as unknown[])[1]));
           return true;
         }
         // `object == null` (oldObject on CREATE) reads no field.
-        const pair = parent && (parent.op === '==' || parent.op === '!=') ? (parent.args as AstNode[]) : null;
+        const pair = parent && (parent.op === '==' || parent.op === '!=') ? (parent.args as CelNode[]) : null;
         if (pair?.some((a) => a !== n && a?.op === 'value' && a.args === null)) return true;
-        const key = parent?.op === '[]' && (parent.args as unknown[])[0] === n ? ((parent.args as unknown[])[1] as AstNode) : null;
+        const key = parent?.op === '[]' && (parent.args as unknown[])[0] === n ? ((parent.args as unknown[])[1] as CelNode) : null;
         if (key?.op === 'value' && typeof key.args === 'string') {
           fields.add(key.args);
           return true;
@@ -195,12 +277,68 @@ export class PolicyLanguage {
       return walk(n.args, n);
     };
     for (const source of sources) if (!walk(this.evaluating.parse(source).ast, null)) return null;
-    return fields;
+    return [...fields];
   }
 
   /** The declared variables and their CEL types, for the documentation. */
   definitions(): { name: string; type: string }[] {
     return this.checking.getDefinitions().variables.map((v) => ({ name: v.name, type: String(v.type) }));
+  }
+
+  /** A parsed, checked and metered program, compiled once per worker thread and kept (least recently used dropped). */
+  private program(source: string): Program {
+    let program = this.compiled.get(source);
+    if (program) {
+      this.compiled.delete(source); // most recently used last
+    } else {
+      const parsed = this.evaluating.parse(source);
+      useRe2(parsed.ast);
+      const checked = parsed.check();
+      if (!checked.valid) throw checked.error;
+      instrument(parsed.ast as unknown as CelNode);
+      // Only the cluster fields the expression reads are converted (the others stay unset: it never reads them).
+      program = { fields: this.objectFields([source]), run: (vars) => parsed(vars) };
+      if (this.compiled.size >= MAX_COMPILED) this.compiled.delete(this.compiled.keys().next().value!);
+    }
+    this.compiled.set(source, program);
+    return program;
+  }
+
+  /** The CEL values of an input's variables, the cluster projected on `fields`. */
+  private variables(input: PolicyInput, fields: string[] | null): CelVariables {
+    const { object: clusterType, environment, organisation, request } = this.schema.variables;
+    const only = fields ? new Set(fields) : null;
+    const convert = (v: PolicyInput['object'] | null) => this.toCelValue({ kind: 'object', type: clusterType }, v, only);
+    const object = convert(input.object);
+    return {
+      object,
+      oldObject: input.oldObject === input.object ? object : convert(input.oldObject),
+      environment: this.toCelValue({ kind: 'object', type: environment }, input.environment),
+      organisation: this.toCelValue({ kind: 'object', type: organisation }, input.organisation),
+      request: this.toCelValue({ kind: 'object', type: request }, input.request),
+    };
+  }
+
+  /**
+   * Converts a JSON value to the CEL value of its shape: ints become BigInt, objects instances of their type.
+   * `only` (a projection) limits the top-level fields converted; the others are left unset.
+   */
+  private toCelValue(shape: FieldShape, value: unknown, only: ReadonlySet<string> | null = null): unknown {
+    if (value === null || value === undefined) return null;
+    switch (shape.kind) {
+      case 'int':
+        return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value;
+      case 'object': {
+        const out: Record<string, unknown> = {};
+        const v = value as Record<string, unknown>;
+        for (const [k, f] of Object.entries(this.schema.objects[shape.type].fields)) if (!only || only.has(k)) out[k] = this.toCelValue(f.shape, v[k]);
+        return new (this.ctors.get(shape.type)!)(out);
+      }
+      case 'list':
+        return (value as unknown[]).map((e) => this.toCelValue(shape.element, e));
+      default:
+        return value;
+    }
   }
 
   private libraryError(field: string, source: string, err: unknown): FieldErrorDto {
@@ -209,43 +347,35 @@ export class PolicyLanguage {
     return at(field, source, e.range?.start ?? 0, summary);
   }
 
-  /** Static worst-case cost: one unit per node, comprehensions times ASSUMED_COLLECTION_SIZE, string scans extra. */
-  private estimate(field: string, source: string, node: AstNode, nesting: number, errors: FieldErrorDto[]): number {
-    const children = (v: unknown): AstNode[] =>
-      Array.isArray(v) ? v.flatMap(children) : v && typeof v === 'object' && 'op' in v ? [v as AstNode] : [];
-    const sum = (nodes: AstNode[], depth: number) => nodes.reduce((n, c) => n + this.estimate(field, source, c, depth, errors), 0);
-    if (node.op === 'rcall') {
-      const [name, receiver, args] = node.args as [string, AstNode, unknown[]];
-      if (COMPREHENSIONS.has(name) && Array.isArray(args) && (args[0] as AstNode | undefined)?.op === 'id') {
-        if (nesting + 1 > MAX_COMPREHENSION_NESTING) {
-          errors.push(at(field, source, node.start, `comprehensions (${name}) may be nested at most ${MAX_COMPREHENSION_NESTING} deep`));
-          return 0;
-        }
-        const body = sum(children(args.slice(1)), nesting + 1);
-        return 1 + this.estimate(field, source, receiver, nesting, errors) + ASSUMED_COLLECTION_SIZE * (1 + body);
-      }
-      if (name === 'matches') this.checkPattern(field, source, children(args)[0], errors);
-      return 1 + (STRING_FUNCTIONS.has(name) ? STRING_FUNCTION_COST : 0) + this.estimate(field, source, receiver, nesting, errors) + sum(children(args), nesting);
+  /** `matches()` takes a string literal of at most MAX_PATTERN_LENGTH characters in RE2 syntax. */
+  private checkPatterns(field: string, source: string, node: unknown, errors: FieldErrorDto[]): void {
+    if (Array.isArray(node)) return node.forEach((n) => this.checkPatterns(field, source, n, errors));
+    if (!node || typeof node !== 'object' || !('op' in node)) return;
+    const n = node as CelNode;
+    const args = n.args as unknown[];
+    let pattern: CelNode | undefined | null = null;
+    if (n.op === 'rcall' && args[0] === 'matches') pattern = (args[2] as CelNode[])[0];
+    if (n.op === 'call' && args[0] === 'matches') pattern = (args[1] as CelNode[])[1];
+    if (pattern !== null) {
+      const problem = patternProblem(pattern);
+      if (problem) errors.push(at(field, source, pattern?.start ?? 0, problem));
     }
-    if (node.op === 'call') {
-      const [name, args] = node.args as [string, unknown[]];
-      if (name === 'matches') this.checkPattern(field, source, children(args)[1], errors);
-      return 1 + (STRING_FUNCTIONS.has(name) ? STRING_FUNCTION_COST : 0) + sum(children(args), nesting);
-    }
-    return 1 + sum(children(node.args), nesting);
+    this.checkPatterns(field, source, n.args, errors);
   }
+}
 
-  private checkPattern(field: string, source: string, pattern: AstNode | undefined, errors: FieldErrorDto[]): void {
-    const problem = patternProblem(pattern);
-    if (problem) errors.push(at(field, source, pattern?.start ?? 0, problem));
-  }
+/** The message of an evaluation error (first line, bounded). */
+function summary(err: unknown): string {
+  if (err instanceof PolicyEvaluationStopped) return err.message.slice(0, 500);
+  const e = err as { summary?: string; message?: string };
+  return (e.summary ?? String(e.message ?? err).split('\n')[0]).slice(0, 300);
 }
 
 /**
  * Why a `matches` pattern is refused, or null: only string literals (so the pattern is checked here, once),
  * at most MAX_PATTERN_LENGTH characters, in RE2 syntax (CEL's; no lookaround, no backreferences).
  */
-function patternProblem(pattern: AstNode | undefined): string | null {
+function patternProblem(pattern: CelNode | undefined): string | null {
   if (!pattern || pattern.op !== 'value' || typeof pattern.args !== 'string') return 'matches() takes a string literal as its pattern';
   return regexProblem(pattern.args);
 }

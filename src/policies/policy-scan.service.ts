@@ -2,6 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
+import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../organisations/organisation.entity';
@@ -9,7 +10,7 @@ import type { ClusterPolicyEntity } from './cluster-policy.entity';
 import { ClusterPoliciesService, PolicyBody } from './cluster-policies.service';
 import { policyCovers } from './cluster-policy-enforcer';
 import type { PolicyEvaluationResult, PolicyViolation } from './dto/cluster-policy.dto';
-import { PolicyEvaluator } from './policy-evaluator';
+import { INPUTS_PER_TASK, PolicyEvaluator, PolicyResult, PolicySource } from './policy-evaluator';
 import { PolicyInputs } from './policy-inputs';
 import type { PolicyInput, PolicyUserVariable } from './policy-variables';
 
@@ -25,9 +26,11 @@ const yieldEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve
 /**
  * "Try before enforcing": a policy body (not saved) evaluated on a page of the organisation's clusters, and the
  * clusters violating a saved policy now. Each cluster is evaluated as an UPDATE that changes nothing (`object` and
- * `oldObject` are the cluster as it is; `request.user` is the caller). Work is done in keyset batches of
- * SCAN_BATCH_SIZE clusters with the event loop yielded between batches; a violations page scans the
- * organisation's clusters in scope once (it counts them all), bounded by MAX_CONCURRENT_SCANS and SCAN_DEADLINE_MS.
+ * `oldObject` are the cluster as it is; `request.user` is the caller). Both are admitted by the executor under the
+ * organisation before they read anything (429 beyond its bound); clusters are read in keyset batches of
+ * SCAN_BATCH_SIZE and evaluated on the executor in chunks of INPUTS_PER_TASK with the event loop yielded between
+ * chunks; a violations page scans the organisation's clusters in scope once (it counts them all), bounded by
+ * MAX_CONCURRENT_SCANS and SCAN_DEADLINE_MS.
  */
 @Injectable()
 export class PolicyScanService {
@@ -38,13 +41,26 @@ export class PolicyScanService {
     private readonly policies: ClusterPoliciesService,
     private readonly inputs: PolicyInputs,
     private readonly evaluator: PolicyEvaluator,
+    private readonly executor: Executor,
   ) {}
 
-  /** One page (form A) of the clusters in the body's scope, each with whether it passes. */
+  /**
+   * One page (form A) of the clusters in the body's scope, each with whether it passes. Admitted by the executor
+   * under the organisation first (429 while it has too many such operations in progress), before anything is read.
+   */
   async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyEvaluationResult>> {
-    await this.policies.checkBody(org, body);
+    const admission = this.executor.admit(executorKey(org.id));
+    try {
+      return await this.evaluatePage(org, body, query, user, admission);
+    } finally {
+      admission.release();
+    }
+  }
+
+  private async evaluatePage(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable, admission: ExecutorAdmission) {
+    await this.policies.checkBody(org, body, true, admission);
     const req = toPageRequest(query, {});
-    const fields = this.evaluator.objectFields([body]);
+    const fields = await this.evaluator.objectFields(org.id, [body], admission);
     const envIds = await this.environmentsInScope(org, body);
     const [{ n }] = await this.txHost.tx.query(
       `SELECT count(*)::int AS n FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])`,
@@ -56,15 +72,9 @@ export class PolicyScanService {
       [org.id, envIds, req.size, req.offset],
     );
     const results: PolicyEvaluationResult[] = [];
-    for (let i = 0; i < rows.length; i += SCAN_BATCH_SIZE) {
-      const batch = rows.slice(i, i + SCAN_BATCH_SIZE);
-      const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate([body], inputs);
-      batch.forEach((c, j) =>
-        results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, ...outcomes[j][0] }),
-      );
-      await yieldEventLoop();
-    }
+    await this.evaluateRows(org, body, rows, user, fields, admission, (c, env, { passed, message, error }) =>
+      results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: env, passed, message, evaluationError: error }),
+    );
     return toPage(results, n, req, 'A');
   }
 
@@ -77,18 +87,20 @@ export class PolicyScanService {
         headers: { 'Retry-After': '5' },
       });
     }
+    const admission = this.executor.admit(executorKey(org.id));
     this.running++;
     try {
-      return await this.scan(org, policy, req, user);
+      return await this.scan(org, policy, req, user, admission);
     } finally {
       this.running--;
+      admission.release();
     }
   }
 
-  private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable) {
+  private async scan(org: OrganisationEntity, policy: ClusterPolicyEntity, req: ReturnType<typeof toPageRequest>, user: PolicyUserVariable, admission: ExecutorAdmission) {
     const started = Date.now();
     const envIds = await this.environmentsInScope(org, policy);
-    const fields = this.evaluator.objectFields([policy]);
+    const fields = await this.evaluator.objectFields(org.id, [policy], admission);
     const page: PolicyViolation[] = [];
     let total = 0;
     let after = 0;
@@ -104,20 +116,39 @@ export class PolicyScanService {
       );
       if (!batch.length) break;
       after = Number(batch[batch.length - 1].id);
-      const { inputs, envSlugs } = await this.batchInputs(org, batch, user, fields);
-      const outcomes = await this.evaluator.evaluate([policy], inputs);
-      batch.forEach((c, j) => {
-        const r = outcomes[j][0];
+      await this.evaluateRows(org, policy, batch, user, fields, admission, (c, env, r) => {
         if (r.passed) return;
         if (total >= req.offset && page.length < req.size) {
-          page.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: envSlugs.get(Number(c.environmentId))!, message: r.message ?? policy.message });
+          page.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: env, message: r.message ?? policy.message });
         }
         total++;
       });
       if (batch.length < SCAN_BATCH_SIZE) break;
-      await yieldEventLoop();
     }
     return toPage(page, total, req, 'A');
+  }
+
+  /**
+   * Evaluates `policy` on `rows` in chunks of INPUTS_PER_TASK clusters: each chunk's inputs are built and handed to
+   * the executor, and the event loop is yielded before the next, so no stretch of this work on the event loop is
+   * longer than one chunk's (requests of other organisations are served in between).
+   */
+  private async evaluateRows(
+    org: OrganisationEntity,
+    policy: PolicySource,
+    rows: ClusterRow[],
+    user: PolicyUserVariable,
+    fields: Set<string> | null,
+    admission: ExecutorAdmission,
+    each: (cluster: ClusterRow, environmentSlug: string, result: PolicyResult) => void,
+  ): Promise<void> {
+    for (let i = 0; i < rows.length; i += INPUTS_PER_TASK) {
+      const chunk = rows.slice(i, i + INPUTS_PER_TASK);
+      const { inputs, envSlugs } = await this.batchInputs(org, chunk, user, fields);
+      const outcomes = await this.evaluator.evaluate(org.id, [policy], inputs, admission);
+      chunk.forEach((c, j) => each(c, envSlugs.get(Number(c.environmentId))!, outcomes[j][0]));
+      await yieldEventLoop();
+    }
   }
 
   /** Ids of the organisation's environments a policy covers. */

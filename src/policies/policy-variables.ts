@@ -3,6 +3,7 @@ import { ClusterResponse } from '../clusters/dto/cluster.dto';
 import { NodePoolResponse } from '../clusters/dto/node-pool.dto';
 import { EnvironmentResponse } from '../environments/dto/environment.dto';
 import { OrganisationResponse } from '../organisations/dto/organisation.dto';
+import { FieldShape, ObjectShape, PolicyVariableSchema } from './policy-schema';
 
 /**
  * The CEL variables of a cluster policy, declared from the read models' OpenAPI metadata (the
@@ -15,18 +16,6 @@ import { OrganisationResponse } from '../organisations/dto/organisation.dto';
  * `x == null` can be written; its value still has the object type when present.
  */
 
-export type FieldShape =
-  | { kind: 'string' | 'bool' | 'int' | 'double' | 'dyn' | 'stringMap' | 'dynMap' }
-  | { kind: 'object'; type: ObjectShape }
-  | { kind: 'list'; element: FieldShape };
-
-export interface ObjectShape {
-  name: string;
-  fields: Record<string, { shape: FieldShape; nullable: boolean }>;
-  /** The class CEL values of this type are instances of (plain objects are not typed values). */
-  ctor: new (v: Record<string, unknown>) => object;
-}
-
 const MODEL_PROPERTIES = 'swagger/apiModelProperties';
 const MODEL_PROPERTIES_ARRAY = 'swagger/apiModelPropertiesArray';
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -37,6 +26,9 @@ interface SwaggerMeta {
   nullable?: boolean;
   additionalProperties?: { type?: string } | boolean;
   required?: boolean;
+  enum?: unknown[];
+  format?: string;
+  maxLength?: number;
 }
 
 function propertiesOf(cls: Function): string[] {
@@ -49,7 +41,7 @@ function metaOf(cls: Function, prop: string): SwaggerMeta {
 
 const isModel = (t: unknown): t is Function => typeof t === 'function' && propertiesOf(t).length > 0;
 
-/** The shapes of every class seen, by name: each CEL type is registered once. */
+/** The shapes of every class seen, by name: each CEL type is declared once. */
 export class ShapeRegistry {
   readonly objects = new Map<string, ObjectShape>();
 
@@ -61,8 +53,7 @@ export class ShapeRegistry {
     const name = opts.name ?? cls.name;
     const known = this.objects.get(name);
     if (known) return known;
-    const ctor = { [name]: class { constructor(v: Record<string, unknown>) { Object.assign(this, v); } } }[name];
-    const shape: ObjectShape = { name, fields: {}, ctor };
+    const shape: ObjectShape = { name, fields: {} };
     this.objects.set(name, shape);
     for (const prop of propertiesOf(cls)) {
       if (opts.pick && !opts.pick.includes(prop)) continue;
@@ -77,7 +68,7 @@ export class ShapeRegistry {
 
   private field(meta: SwaggerMeta): FieldShape {
     const t = meta.type;
-    if (t === String || t === 'string') return { kind: 'string' };
+    if (t === String || t === 'string') return { kind: 'string', ...stringBound(meta) };
     if (t === Boolean || t === 'boolean') return { kind: 'bool' };
     if (t === 'integer') return { kind: 'int' };
     if (t === Number || t === 'number') return { kind: 'double' };
@@ -88,10 +79,20 @@ export class ShapeRegistry {
     if (isModel(t)) {
       // A class whose properties are not CEL identifiers (e.g. `scale-down-delay-after-add`) is read as a map.
       if (!propertiesOf(t).every((p) => IDENTIFIER.test(p))) return { kind: 'dynMap' };
-      return { kind: 'object', type: this.object(t) };
+      return { kind: 'object', type: this.object(t).name };
     }
     return { kind: 'dyn' };
   }
+}
+
+/** The longest value of a string field when its metadata says (enum, uuid, date-time, maxLength). */
+function stringBound(meta: SwaggerMeta): { max?: number } {
+  if (typeof meta.maxLength === 'number') return { max: meta.maxLength };
+  if (meta.enum?.length && meta.enum.every((v) => typeof v === 'string')) return { max: Math.max(...meta.enum.map((v) => (v as string).length)) };
+  if (meta.format === 'uuid') return { max: 36 };
+  // toISOString() of a JavaScript date: 24 characters (27 with a six-digit year).
+  if (meta.format === 'date-time') return { max: 27 };
+  return {};
 }
 
 /** `request.user`: who makes the change (`identity` null and `username` `system` for the service itself). */
@@ -131,64 +132,27 @@ export interface PolicyInput {
   request: PolicyRequestVariable;
 }
 
-export interface PolicyVariableShapes {
-  registry: ShapeRegistry;
-  cluster: ObjectShape;
-  environment: ObjectShape;
-  organisation: ObjectShape;
-  request: ObjectShape;
-}
+let schema: PolicyVariableSchema | undefined;
 
-/** The shapes of the five variables, built once from the DTO metadata. */
-export function policyVariableShapes(): PolicyVariableShapes {
+/**
+ * The types of the five variables as plain data, built once from the DTO metadata (the executor's worker threads
+ * receive it; see PolicyEvaluator).
+ */
+export function policyVariableSchema(): PolicyVariableSchema {
+  if (schema) return schema;
   const registry = new ShapeRegistry();
   const pool = registry.object(NodePoolResponse);
   const cluster = registry.object(ClusterResponse, {
     name: 'Cluster',
     omit: ['actualState'],
-    extra: { nodePools: { shape: { kind: 'list', element: { kind: 'object', type: pool } }, nullable: false } },
+    extra: { nodePools: { shape: { kind: 'list', element: { kind: 'object', type: pool.name } }, nullable: false } },
   });
   const environment = registry.object(EnvironmentResponse, { name: 'Environment', pick: [...ENVIRONMENT_VARIABLE_FIELDS] });
   const organisation = registry.object(OrganisationResponse, { name: 'Organisation', pick: [...ORGANISATION_VARIABLE_FIELDS] });
   const request = registry.object(PolicyRequestVariable, { name: 'Request' });
-  return { registry, cluster, environment, organisation, request };
-}
-
-/** The CEL type name of a field (nullable fields are `dyn`). */
-export function celTypeName(shape: FieldShape, nullable = false): string {
-  if (nullable) return 'dyn';
-  switch (shape.kind) {
-    case 'object':
-      return shape.type.name;
-    case 'list':
-      return `list<${celTypeName(shape.element)}>`;
-    case 'stringMap':
-      return 'map<string, string>';
-    case 'dynMap':
-      return 'map<string, dyn>';
-    default:
-      return shape.kind;
-  }
-}
-
-/**
- * Converts a JSON value to the CEL value of its shape: ints become BigInt, objects instances of their type.
- * `only` (a projection) limits the top-level fields converted; the others are left unset.
- */
-export function toCelValue(shape: FieldShape, value: unknown, only: ReadonlySet<string> | null = null): unknown {
-  if (value === null || value === undefined) return null;
-  switch (shape.kind) {
-    case 'int':
-      return typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value;
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      const v = value as Record<string, unknown>;
-      for (const [k, f] of Object.entries(shape.type.fields)) if (!only || only.has(k)) out[k] = toCelValue(f.shape, v[k]);
-      return new shape.type.ctor(out);
-    }
-    case 'list':
-      return (value as unknown[]).map((e) => toCelValue(shape.element, e));
-    default:
-      return value;
-  }
+  schema = {
+    objects: Object.fromEntries(registry.objects),
+    variables: { object: cluster.name, environment: environment.name, organisation: organisation.name, request: request.name },
+  };
+  return schema;
 }

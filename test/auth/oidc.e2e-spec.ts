@@ -16,6 +16,12 @@ describe('OIDC bearer tokens', () => {
   });
 
   const call = (jwt: string) => t.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
+  const refused = async (jwt: string, message: RegExp) => {
+    const res = await call(jwt);
+    expect(res.status).toBe(401);
+    expectErrorBody(res.body, 401);
+    expect(res.body.message).toMatch(message);
+  };
 
   it('accepts a valid token and creates the unknown subject as a user, once', async () => {
     // An unverified address is not taken (anyone may claim any address at some issuers).
@@ -60,12 +66,6 @@ describe('OIDC bearer tokens', () => {
 
   it('refuses a token without exp, or issued or valid only more than 60 s ahead, naming the claim', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const refused = async (jwt: string, message: RegExp) => {
-      const res = await call(jwt);
-      expect(res.status).toBe(401);
-      expectErrorBody(res.body, 401);
-      expect(res.body.message).toMatch(message);
-    };
     await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: null }), /has no claim 'exp' \(expiry\)/);
     await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now + 3600, expiresIn: now + 7200 }), /claim 'iat' \(issued at\) is more than 60 s in the future/);
     await refused(await issuer.sign({ sub: 'subject-123' }, { notBefore: now + 3600 }), /claim 'nbf' \(not before\) is more than 60 s in the future/);
@@ -73,6 +73,30 @@ describe('OIDC bearer tokens', () => {
     // Within the 60 s skew: accepted (an issuer's clock a little ahead, a token just expired).
     await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now + 30, notBefore: now + 30 })).expect(200);
     await call(await issuer.sign({ sub: 'subject-123' }, { expiresIn: now - 20 })).expect(200);
+  });
+
+  it('refuses a token valid for longer than OIDC_MAX_TOKEN_LIFETIME_SECONDS (default 24 h): exp - iat, or exp - now without iat', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    // The audit's token: valid for ten years.
+    await refused(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '3650d' }), /valid for 315360000 s \('exp' - 'iat'\), longer than the 86400 s this service accepts \(OIDC_MAX_TOKEN_LIFETIME_SECONDS\)/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now - 3600, expiresIn: now + 86400 }), /valid for 90000 s \('exp' - 'iat'\)/);
+    await refused(await issuer.sign({ sub: 'subject-123' }, { issuedAt: null, expiresIn: now + 86400 + 600 }), /valid for 8\d{4} s \('exp' - now, as it has no 'iat'\)/);
+    // At the bound, and without iat within it: accepted.
+    await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: now, expiresIn: now + 86400 })).expect(200);
+    await call(await issuer.sign({ sub: 'subject-123' }, { issuedAt: null, expiresIn: now + 3600 })).expect(200);
+  });
+
+  it('applies a configured maximum lifetime', async () => {
+    const short = await startTestApp({ OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: 'cms-api', OIDC_MAX_TOKEN_LIFETIME_SECONDS: '600' });
+    try {
+      const get = (jwt: string) => short.http().get('/sts/v1/personal-access-tokens').set('Authorization', `Bearer ${jwt}`);
+      const res = await get(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '15m' }));
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/valid for 900 s .*longer than the 600 s/);
+      await get(await issuer.sign({ sub: 'subject-123' }, { expiresIn: '5m' })).expect(200);
+    } finally {
+      await short.close();
+    }
   });
 
   it('refuses a token without subject', async () => {

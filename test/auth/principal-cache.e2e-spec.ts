@@ -17,7 +17,10 @@ async function invalidations(t: TestApp, cause: string): Promise<number> {
   return values.find((v) => v.labels.cause === cause)?.value ?? 0;
 }
 
-/** Polls `probe` (every 20 ms) until it answers `status`; returns how long that took, or fails after `timeoutMs`. */
+/**
+ * Polls `probe` (every 20 ms) until it answers `status`; returns how long that took, or fails after `timeoutMs` (a
+ * bound on waiting for the behaviour, not an assertion of how fast it is: benchmarks measure that).
+ */
 async function untilStatus(probe: () => PromiseLike<{ status: number }>, status: number, timeoutMs: number): Promise<number> {
   const started = Date.now();
   for (;;) {
@@ -49,8 +52,9 @@ describe('principal cache (two replicas on one database)', () => {
 
   beforeAll(async () => {
     const url = await createTestDatabase();
-    a = await startTestApp({ TRUST_PROXY: '1' }, url);
-    b = await startTestApp({ TRUST_PROXY: '1' }, url);
+    // A TTL far longer than any test: what changes on B while the test waits, a NOTIFY changed.
+    a = await startTestApp({ TRUST_PROXY: '1', PRINCIPAL_CACHE_TTL_MS: '600000' }, url);
+    b = await startTestApp({ TRUST_PROXY: '1', PRINCIPAL_CACHE_TTL_MS: '600000' }, url);
     owner = await a.createUser('owner');
     admin = await a.createUser('org-admin');
     viewer = await a.createUser('viewer');
@@ -97,7 +101,7 @@ describe('principal cache (two replicas on one database)', () => {
     expect(await counter(a, 'principalCacheMisses')).toBe(missesBefore + 1);
   });
 
-  it('a revoked token stops working on the other replica within 1 s', async () => {
+  it('a revoked token stops working on the other replica when it hears the NOTIFY (long before its TTL)', async () => {
     const created = await a.as(owner.token).post('/sts/v1/personal-access-tokens').send({ name: 'short-lived' }).expect(200);
     const token: string = created.body.token;
     await b.as(token).get('/sts/v1/personal-access-tokens').expect(200);
@@ -106,29 +110,28 @@ describe('principal cache (two replicas on one database)', () => {
     expect(await counter(b, 'principalCacheHits')).toBe(hits + 1); // B serves it from its cache
 
     await a.as(owner.token).delete(`/sts/v1/personal-access-tokens/${created.body.id}`).expect(200);
-    const took = await untilStatus(() => b.as(token).get('/sts/v1/personal-access-tokens'), 401, 1000);
-    expect(took).toBeLessThan(1000);
+    await untilStatus(() => b.as(token).get('/sts/v1/personal-access-tokens'), 401, 10_000);
     const refused = await b.as(token).get('/sts/v1/personal-access-tokens');
     expect(refused.status).toBe(401);
     expect(refused.body.message).toMatch(/revoked/);
     expect(await invalidations(b, 'token')).toBeGreaterThanOrEqual(1);
   });
 
-  it('a removed member is refused on the other replica within 1 s', async () => {
+  it('a removed member is refused on the other replica when it hears the NOTIFY', async () => {
     await b.as(leaving.token).get('/api/v1/organisations/acme').expect(200);
     const hits = await counter(b, 'principalCacheHits');
     await b.as(leaving.token).get('/api/v1/organisations/acme').expect(200);
     expect(await counter(b, 'principalCacheHits')).toBe(hits + 1);
 
     await a.as(owner.token).delete(`/api/v1/organisations/acme/members/${org.memberIdentities[3]}`).expect(204);
-    const took = await untilStatus(() => b.as(leaving.token).get('/api/v1/organisations/acme'), 403, 1000);
-    expect(took).toBeLessThan(1000);
+    await untilStatus(() => b.as(leaving.token).get('/api/v1/organisations/acme'), 403, 10_000);
+    expect(b.get(PrincipalCache).isListening).toBe(true);
     const refused = await b.as(leaving.token).get('/api/v1/organisations/acme');
     expect(refused.status).toBe(403);
     expect(refused.body.message).toMatch(/not a member/);
   });
 
-  it('an ADMIN lowered to VIEWER gets 403 on an ADMIN write on the other replica within 1 s', async () => {
+  it('an ADMIN lowered to VIEWER gets 403 on an ADMIN write on the other replica when it hears the NOTIFY', async () => {
     // An ADMIN write that changes nothing (the body is invalid: 400 after the role check), so B's own writes
     // cannot be what empties its cache.
     const adminWrite = () => b.as(admin.token).post('/api/v1/organisations/acme/members').send({});
@@ -138,8 +141,7 @@ describe('principal cache (two replicas on one database)', () => {
     expect(await counter(b, 'principalCacheHits')).toBe(hits + 1);
 
     await a.as(owner.token).patch(`/api/v1/organisations/acme/members/${org.memberIdentities[1]}`).send({ role: 'VIEWER' }).expect(200);
-    const took = await untilStatus(adminWrite, 403, 1000);
-    expect(took).toBeLessThan(1000);
+    await untilStatus(adminWrite, 403, 10_000);
     const refused = await adminWrite();
     expect(refused.body.message).toMatch(/needs the ADMIN role .* you are VIEWER/);
     // Reads still work with the lower role.
@@ -254,11 +256,8 @@ describe('principal cache without its LISTEN connection', () => {
     await writer.db.query(`DELETE FROM organisation_members WHERE id = (SELECT id FROM organisation_members WHERE identity = $1)`, [
       org.memberIdentities[0],
     ]);
-    const started = Date.now();
     expect((await b.as(member.token).get('/api/v1/organisations/beta')).status).toBe(200); // stale, from the cache
-    const took = await untilStatus(() => b.as(member.token).get('/api/v1/organisations/beta'), 403, TTL_MS + 1000);
-    expect(Date.now() - started).toBeLessThanOrEqual(TTL_MS + 500);
-    expect(took).toBeGreaterThan(0);
+    await untilStatus(() => b.as(member.token).get('/api/v1/organisations/beta'), 403, TTL_MS + 10_000);
     expect(cache.isListening).toBe(false); // the TTL did it, not a notification
 
     // Cached while the connection is down, then changed where B cannot hear it.

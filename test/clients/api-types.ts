@@ -2188,7 +2188,7 @@ export interface paths {
         put?: never;
         /**
          * Create a cluster policy (audited CLUSTER_POLICY_CREATED)
-         * @description The expression is parsed and type-checked against the policy variables now: a syntax or type error, an estimated cost above the limit or an matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
+         * @description The expression is parsed and type-checked against the policy variables now, on the executor's worker threads: a syntax or type error, a sub-expression that may build a value larger than the size cap, an estimated worst-case cost above the limit (naming the sub-expression that makes most of it and its estimate) or a matches() pattern that is not an RE2 string literal is a 400 naming the position (line, column). The examples are the ready policies of docs/policies.md. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 409 when the name is taken in the organisation, or beyond 50 policies per organisation.
          */
         post: operations["ClusterPoliciesController_create"];
         delete?: never;
@@ -2208,7 +2208,7 @@ export interface paths {
         put?: never;
         /**
          * Try a policy (not saved) on the clusters it would cover
-         * @description Answers a page of the clusters in the policy's scope (cluster order) with `passed` and the message, each cluster evaluated as an UPDATE that changes nothing (`object` and `oldObject` are the cluster as it is; `request.user` is the caller). The body is checked as on create (400). The cost of one call is bounded by the page size (at most 500 clusters). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A READ_ONLY personal access token gets 403.
+         * @description Answers a page of the clusters in the policy's scope (cluster order) with `passed` and the message, each cluster evaluated as an UPDATE that changes nothing (`object` and `oldObject` are the cluster as it is; `request.user` is the caller). The body is checked as on create (400). The check and each evaluation run on the executor's worker threads under the organisation's queue (429 with Retry-After when it has too many such tasks waiting), each evaluation within its run-time budget (an evaluation stopped by it answers `passed: false` with `evaluationError`); the cost of one call is bounded by the page size (at most 500 clusters). Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. A READ_ONLY personal access token gets 403.
          */
         post: operations["ClusterPoliciesController_evaluate"];
         delete?: never;
@@ -2240,7 +2240,7 @@ export interface paths {
         head?: never;
         /**
          * Change a cluster policy (audited CLUSTER_POLICY_UPDATED with old and new)
-         * @description Checked as on create. Setting environments clears environmentTypes and the other way round; null or [] removes the scope. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 403 for a platform policy; 404 when unknown; 409 when the new name is taken.
+         * @description Checked as on create (the expressions only when they change, so a policy saved under older limits can still be disabled or given failurePolicy Ignore). Setting environments clears environmentTypes and the other way round; null or [] removes the scope. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 403 for a platform policy; 404 when unknown; 409 when the new name is taken.
          */
         patch: operations["ClusterPoliciesController_update"];
         trace?: never;
@@ -2254,7 +2254,7 @@ export interface paths {
         };
         /**
          * A page of the clusters that violate a saved policy now
-         * @description Each cluster in the policy's scope is evaluated as an UPDATE that changes nothing, in keyset batches of 500 with the event loop yielded between batches (a disabled policy is evaluated too). Every call scans the clusters in scope once to count them: see docs/performance.md for the cost at 100k clusters. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the policy is unknown; 429 while too many scans run in this replica; 503 if a scan exceeds its deadline.
+         * @description Each cluster in the policy's scope is evaluated as an UPDATE that changes nothing, in keyset batches of 500 with the event loop yielded between batches (a disabled policy is evaluated too). Every call scans the clusters in scope once to count them: see docs/performance.md for the cost at 100k clusters. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Default order: cluster order (id). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the policy is unknown; 429 while too many scans run in this replica or the organisation has too many executor tasks waiting; 503 if a scan exceeds its deadline.
          */
         get: operations["ClusterPoliciesController_violations"];
         put?: never;
@@ -5382,7 +5382,7 @@ export interface components {
              *       "CLUSTER_STATUS_CHANGED"
              *     ]
              */
-            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /**
              * @description false keeps the subscription but delivers nothing (events are not recorded for it)
              * @default true
@@ -5445,7 +5445,7 @@ export interface components {
             /** @example Serves the public website */
             description?: string;
             /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
-            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /** @description true re-enables a subscription the service disabled after 3 days of failures */
             enabled?: boolean;
         };
@@ -5504,6 +5504,11 @@ export interface components {
             messageExpression: string | null;
             /** @enum {string} */
             action: "Deny" | "Warn" | "Audit";
+            /**
+             * @description What a change does when the expression cannot be evaluated (an evaluation error, a result that is not a bool, its run-time budget spent, or the evaluation stopped for its time or memory): Fail counts it as a violation under `action` (a Deny policy refuses the change, naming the policy and the error); Ignore lets the change pass this policy and records CLUSTER_POLICY_EVALUATION_FAILED (audit, activity, webhook event).
+             * @enum {string}
+             */
+            failurePolicy: "Fail" | "Ignore";
             environments: string[] | null;
             environmentTypes: ("production" | "staging" | "development" | "demo" | "other")[] | null;
             enabled: boolean;
@@ -5526,7 +5531,7 @@ export interface components {
              */
             description?: string;
             /**
-             * @description CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the cluster response's field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, `organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the position); at most 2048 characters and a bounded estimated cost (docs/policies.md).
+             * @description CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the cluster response's field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, `organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the position); at most 2048 characters, no value larger than 1048576 characters or elements and an estimated worst-case cost of at most 100000 units (400 naming the sub-expression and its estimate); each evaluation is metered at run time (docs/policies.md, "Limits").
              * @example object.highlyAvailable
              */
             expression: string;
@@ -5545,6 +5550,12 @@ export interface components {
              * @enum {string}
              */
             action: "Deny" | "Warn" | "Audit";
+            /**
+             * @description What a change does when the expression cannot be evaluated (an evaluation error, a result that is not a bool, its run-time budget spent, or the evaluation stopped for its time or memory): Fail counts it as a violation under `action` (a Deny policy refuses the change, naming the policy and the error); Ignore lets the change pass this policy and records CLUSTER_POLICY_EVALUATION_FAILED (audit, activity, webhook event).
+             * @default Fail
+             * @enum {string}
+             */
+            failurePolicy?: "Fail" | "Ignore";
             /**
              * @description Only clusters in these environments (slugs of the organisation). Not together with environmentTypes; neither means every environment, so left out (with environmentTypes left out too) the policy applies everywhere
              * @example [
@@ -5579,6 +5590,8 @@ export interface components {
              * @example Done
              */
             message: string | null;
+            /** @description Why the expression could not be evaluated (an error, not a bool, its run-time budget spent); the policy's failurePolicy decides what a change does then */
+            evaluationError: string | null;
         };
         PolicyViolation: {
             /** Format: uuid */
@@ -5595,7 +5608,7 @@ export interface components {
             name?: string;
             /** @example Serves the public website */
             description?: string;
-            /** @description CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the cluster response's field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, `organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the position); at most 2048 characters and a bounded estimated cost (docs/policies.md). */
+            /** @description CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the cluster response's field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, `organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the position); at most 2048 characters, no value larger than 1048576 characters or elements and an estimated worst-case cost of at most 100000 units (400 naming the sub-expression and its estimate); each evaluation is metered at run time (docs/policies.md, "Limits"). */
             expression?: string;
             /** @example Done */
             message?: string;
@@ -5603,6 +5616,11 @@ export interface components {
             messageExpression?: string | null;
             /** @enum {string} */
             action?: "Deny" | "Warn" | "Audit";
+            /**
+             * @description What a change does when the expression cannot be evaluated (an evaluation error, a result that is not a bool, its run-time budget spent, or the evaluation stopped for its time or memory): Fail counts it as a violation under `action` (a Deny policy refuses the change, naming the policy and the error); Ignore lets the change pass this policy and records CLUSTER_POLICY_EVALUATION_FAILED (audit, activity, webhook event).
+             * @enum {string}
+             */
+            failurePolicy?: "Fail" | "Ignore";
             /** @description null or [] removes the scope */
             environments?: string[] | null;
             /** @description null or [] removes the scope */
@@ -25536,6 +25554,7 @@ export interface operations {
                      *           "message": "Done",
                      *           "messageExpression": "string",
                      *           "action": "Deny",
+                     *           "failurePolicy": "Fail",
                      *           "environments": [
                      *             "string"
                      *           ],
@@ -25556,6 +25575,7 @@ export interface operations {
                      *           "message": "Done",
                      *           "messageExpression": "string",
                      *           "action": "Deny",
+                     *           "failurePolicy": "Fail",
                      *           "environments": [
                      *             "string"
                      *           ],
@@ -25767,6 +25787,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -25865,14 +25897,16 @@ export interface operations {
                      *           "clusterSlug": "web",
                      *           "environmentSlug": "production",
                      *           "passed": true,
-                     *           "message": "Done"
+                     *           "message": "Done",
+                     *           "evaluationError": "string"
                      *         },
                      *         {
                      *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
                      *           "clusterSlug": "api",
                      *           "environmentSlug": "production",
                      *           "passed": true,
-                     *           "message": "Done"
+                     *           "message": "Done",
+                     *           "evaluationError": "string"
                      *         }
                      *       ]
                      *     }
@@ -25944,6 +25978,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -26311,6 +26357,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -26470,6 +26528,18 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -26565,6 +26635,7 @@ export interface operations {
                      *           "message": "Done",
                      *           "messageExpression": "string",
                      *           "action": "Deny",
+                     *           "failurePolicy": "Fail",
                      *           "environments": [
                      *             "string"
                      *           ],
@@ -26585,6 +26656,7 @@ export interface operations {
                      *           "message": "Done",
                      *           "messageExpression": "string",
                      *           "action": "Deny",
+                     *           "failurePolicy": "Fail",
                      *           "environments": [
                      *             "string"
                      *           ],
@@ -26783,6 +26855,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -27134,6 +27218,18 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

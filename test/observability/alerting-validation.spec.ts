@@ -1,5 +1,5 @@
 import { checkAlertingConfig, checkAlertingFiles, checkRuleFile, describeProblem } from '../../src/observability/alerting-validation';
-import { loadDefaultRules } from '../../src/observability/alerting-config.service';
+import { loadDefaultRules } from '../../src/observability/default-alerting-rules';
 
 const VALID_CONFIG = 'route:\n  receiver: team\n  routes:\n    - receiver: oncall\nreceivers:\n  - name: team\n  - name: oncall\n';
 const VALID_RULES = 'groups:\n  - name: node\n    rules:\n      - alert: NodeDown\n        expr: up == 0\n      - record: job:up:sum\n        expr: sum(up)\n';

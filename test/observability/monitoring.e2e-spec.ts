@@ -1,5 +1,6 @@
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 import { auditCount, auditRows, seedCluster, seedEnvironment, seedOrg, SeededOrg } from './fixtures';
+import { Executor } from '../../src/executor/executor';
 
 const VALID = {
   alertingConfig: 'route:\n  receiver: team\nreceivers:\n  - name: team\n',
@@ -238,7 +239,7 @@ describe('observability tenants and alerting configuration', () => {
     expect((await as('MEMBER').get(path)).body.ruleFiles).toEqual({ 'only.yaml': 'groups: []\n' });
   });
 
-  it('refuses YAML alias bombs and keeps /health fast while large configurations are checked', async () => {
+  it('refuses YAML alias bombs and checks large configurations on the executor while /health answers', async () => {
     const bomb = ['groups: []', 'a: &a ["x","x","x","x","x","x","x","x","x"]'];
     for (let i = 0; i < 12; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)},*${String.fromCharCode(97 + i)}]`);
     const refused = await as('MEMBER').post(`${base()}/monitoring/production-api/alerting`).send({ ruleFiles: { 'bomb.yaml': bomb.join('\n') } });
@@ -248,21 +249,16 @@ describe('observability tenants and alerting configuration', () => {
     // A large valid rule file takes a while to check; it is checked off the event loop.
     let groups = 'groups:\n';
     for (let i = 0; groups.length < 120 * 1024; i++) groups += `- name: g${i}\n  rules:\n  - alert: A${i}\n    expr: up == 0\n`;
-    const healthStart = Date.now();
-    await t.http().get('/health').expect(200);
-    const idleHealth = Date.now() - healthStart;
+    const executor = t.get(Executor);
+    const checked = executor.outcomes.get('alerting.check ok') ?? 0;
     const checks = [1, 2].map(() => as('VIEWER').post(`${base()}/monitoring/production-api/alerting/validate`).send({ ruleFiles: { 'big.yaml': groups } }));
     await new Promise((r) => setTimeout(r, 20));
-    const times: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const s = Date.now();
-      await t.http().get('/health').expect(200);
-      times.push(Date.now() - s);
-    }
+    for (let i = 0; i < 5; i++) await t.http().get('/health').expect(200);
     const results = await Promise.all(checks);
     expect(results.map((r) => r.status)).toEqual([200, 200]);
     expect(results[0].body.valid).toBe(true);
-    expect(Math.max(...times)).toBeLessThan(150 + idleHealth * 5);
+    // Both checks ran on the executor's worker threads (how fast /health stays meanwhile: npm run bench:isolation).
+    expect((executor.outcomes.get('alerting.check ok') ?? 0) - checked).toBe(2);
     // What one organisation may have waiting is bounded by the executor (429; test/executor/executor.spec.ts).
   });
 

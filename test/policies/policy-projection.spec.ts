@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import { PolicyLanguage } from '../../src/policies/policy-language';
-import type { PolicyInput } from '../../src/policies/policy-variables';
+import { PolicyInput, policyVariableSchema } from '../../src/policies/policy-variables';
 
 /** The projection a scan reads: the fields of `object`/`oldObject` a policy's expressions name. */
 describe('policy object projection', () => {
-  const language = new PolicyLanguage();
+  const language = new PolicyLanguage(policyVariableSchema());
   const fields = (...sources: string[]) => {
     const f = language.objectFields(sources);
     return f ? [...f].sort() : null;

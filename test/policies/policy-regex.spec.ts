@@ -1,13 +1,13 @@
 import 'reflect-metadata';
 import { PolicyLanguage } from '../../src/policies/policy-language';
-import type { PolicyInput } from '../../src/policies/policy-variables';
+import { PolicyInput, policyVariableSchema } from '../../src/policies/policy-variables';
 
 /**
  * `matches()` in policies runs on RE2 (CEL's definition), not on JavaScript's backtracking engine: a pattern that
  * backtracks catastrophically in JavaScript is linear here, and RE2-only syntax works.
  */
 describe('policy matches() on RE2', () => {
-  const language = new PolicyLanguage();
+  const language = new PolicyLanguage(policyVariableSchema());
   const input = (labelValue: string, name = 'web') =>
     ({
       object: { name, region: 'eu-west-1', nodePools: Array.from({ length: 50 }, (_, i) => ({ name: `p${i}`, labels: { k1: labelValue } })) },
@@ -23,13 +23,10 @@ describe('policy matches() on RE2', () => {
     expect(language.check('expression', "object.name.matches('^(a+)+$')", ['bool'])).toEqual([]);
     const program = language.compile(expression);
     const nested = language.compile("object.name.matches('^(a+)+$')");
-    const started = process.hrtime.bigint();
-    // 100 policies over 50 node pools with a 4,096-character label: JavaScript's RegExp needs hours for this.
+    // 100 policies over 50 node pools with a 4,096-character label: JavaScript's RegExp needs hours for this, RE2
+    // scans ~20 M characters (this test finishing is the proof; how fast is the benchmarks' concern).
     for (let i = 0; i < 100; i++) expect(program(input('a'.repeat(4096)))).toBe(false);
     expect(nested(input('x', 'a'.repeat(4000) + 'b'))).toBe(false);
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
-    // Linear: ~20 M characters scanned. The bound is generous for a loaded machine; backtracking would not finish.
-    expect(ms).toBeLessThan(60_000);
   });
 
   it('uses RE2 syntax and semantics: inline flags, \\x{..} escapes, unanchored search', () => {

@@ -188,6 +188,37 @@ describe('cluster policies on the scheduler', () => {
     expect(await auditOf('CLUSTER_POLICY_DENIED', c.id)).toEqual([]);
   });
 
+  it('cuts a policy saved before the size-aware limits (its expression grows) on the scheduler: Fail denies the plan naming the error, Ignore plans and records it', async () => {
+    const grows = `[object.name]${'.map(a, a + a)'.repeat(27)}[0].size() > 0`;
+    // The API refuses it now; a policy saved before the limits is in the table as it was.
+    expect((await t.as(owner.token).post(`${base}/cluster-policies`).send({ name: 'grows', expression: grows, message: 'grows', action: 'Deny' })).status).toBe(400);
+    const [p] = await t.db.query(
+      `INSERT INTO cluster_policies (organisation_id, name, expression, message, action, created_by, created_at, modified_at)
+       VALUES ($1, 'grows', $2, 'the doubling policy', 'Deny', 'before-the-limits', now(), now()) RETURNING identity`,
+      [org.id, grows],
+    );
+    const c = await behindChannel('grows');
+    await run(SUNDAY);
+    expect(await upgradesOf(c)).toEqual([]);
+    const [denied] = await auditOf('CLUSTER_POLICY_DENIED', c.id);
+    expect(denied).toMatchObject({
+      actor_username: 'system',
+      referenced_entity_identity: p.identity,
+      details: { message: { new: expect.stringMatching(/^the doubling policy \(the expression could not be evaluated: evaluation stopped: `a \+ a` .* would build a value of \d+ characters or elements; at most 1048576\)$/) } },
+    });
+
+    await t.db.query(`UPDATE cluster_policies SET failure_policy = 'Ignore' WHERE identity = $1`, [p.identity]);
+    await run(at('2026-11-22T11:00:00Z'));
+    expect((await upgradesOf(c)).map((u) => u.status)).toEqual(['SCHEDULED_NOTIFIED']);
+    const [ignored] = await auditOf('CLUSTER_POLICY_EVALUATION_FAILED', c.id);
+    expect(ignored).toMatchObject({
+      actor_username: 'system',
+      referenced_entity_identity: p.identity,
+      details: { failurePolicy: { new: 'Ignore' }, error: { new: expect.stringMatching(/^evaluation stopped/) }, resource: { new: 'scheduledClusterUpgrades' } },
+    });
+    await t.http().get('/health').expect(200);
+  });
+
   it('never keeps the scheduler from closing the upgrade of a cluster that is deleted, whatever the policies say', async () => {
     const c = await behindChannel('deleted');
     await run(SUNDAY);

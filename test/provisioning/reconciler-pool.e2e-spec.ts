@@ -64,17 +64,13 @@ describe('reconciler worker pool', () => {
           inFlight--;
         }
       });
-      const started = Date.now();
       try {
         await settle(t, 40);
       } finally {
         spy.mockRestore();
       }
-      const elapsed = Date.now() - started;
       expect(await statuses(t, f)).toEqual(names.map(() => 'started'));
-      // One after another the driver alone needs clusters x steps x latency.
-      const serialMs = names.length * STEPS_TO_STARTED * latencyMs;
-      expect(elapsed).toBeLessThan(serialMs / 3);
+      // The calls overlapped, eight at a time (how much faster that is than one after another: the benchmarks).
       expect(maxInFlight).toBe(8);
       const perStep = await stepsPerCluster(t, f);
       expect(perStep).toHaveLength(names.length * STEPS_TO_STARTED);
@@ -137,18 +133,20 @@ describe('a hung driver call', () => {
       });
       try {
         const started = Date.now();
+        let hungAnswered = false;
         const pass = reconciler(t).runOnce();
-        // While the stuck call hangs, the other clusters have made their step.
-        await new Promise((r) => setTimeout(r, 600));
-        const meanwhile: { slug: string; status: string }[] = await t.db.query(
-          `SELECT slug, status FROM clusters WHERE organisation_id = $1 AND slug <> 'stuck' ORDER BY slug`,
-          [f.orgId],
-        );
-        expect(meanwhile.map((r) => r.status)).toEqual(others.map(() => 'provisioning'));
+        // While the stuck call hangs, the other clusters make their step.
+        const meanwhile = async () =>
+          (
+            (await t.db.query(`SELECT status FROM clusters WHERE organisation_id = $1 AND slug <> 'stuck' ORDER BY slug`, [f.orgId])) as { status: string }[]
+          ).every((r) => r.status === 'provisioning');
+        for (let ok = false; !ok; ) if (!(ok = await meanwhile())) await new Promise((r) => setTimeout(r, 50));
+        void hung.then(() => (hungAnswered = true));
+        expect(hungAnswered).toBe(false);
         expect(await pass).toBe(others.length);
-        const elapsed = Date.now() - started;
-        expect(elapsed).toBeGreaterThanOrEqual(900);
-        expect(elapsed).toBeLessThan(2400);
+        // The pass ended at the call's limit (1 s), not when the hung call answered (2.5 s).
+        expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+        expect(hungAnswered).toBe(false);
         await hung; // the abandoned call answers late; its answer is dropped
       } finally {
         spy.mockRestore();
@@ -328,15 +326,18 @@ describe('batch observation of settled clusters', () => {
 
   it('observes every due settled cluster, oldest first, with one driver call per batch; the gauge reports the oldest age', async () => {
     await createClusters(t, f, ['seed']);
+    const settling = Date.now();
     await settle(t);
-    expect(await oldestAge()).toBeLessThan(5);
+    // Observed while settling: no older than the time since.
+    expect(await oldestAge()).toBeLessThanOrEqual((Date.now() - settling) / 1000 + 1);
     const extra = 2 * OBSERVE_BATCH_SIZE + 100;
+    const cloned = Date.now();
     await cloneSettledClusters(t, 'seed', extra);
     const total = extra + 1;
-    // bulk-<extra> was observed 120 + extra seconds ago: the gauge says so.
+    // bulk-<extra> was observed 120 + extra seconds before it was cloned: the gauge says so.
     const age = await oldestAge();
     expect(age).toBeGreaterThanOrEqual(120 + extra);
-    expect(age).toBeLessThan(120 + extra + 30);
+    expect(age).toBeLessThanOrEqual(120 + extra + (Date.now() - cloned) / 1000 + 1);
 
     await t.db.query(
       `INSERT INTO simulated_driver_faults (cluster_id, step, remaining, created_at) SELECT id, 'observe', 1, now() FROM clusters WHERE slug = 'bulk-7' AND organisation_id = $1`,
@@ -350,6 +351,7 @@ describe('batch observation of settled clusters', () => {
       return original(clusters, now);
     });
     const single = jest.spyOn(driver, 'observe');
+    const observing = Date.now();
     try {
       t.clock.advance(61_000); // the seed is due too now
       expect(await reconciler(t).runOnce()).toBe(1); // bulk-7 lost contact
@@ -391,8 +393,8 @@ describe('batch observation of settled clusters', () => {
     expect(audits).toEqual([{ cluster_slug: 'bulk-7', type: 'CLUSTER_FAILED', step: 'observe' }]);
     const [{ leases }] = await t.db.query(`SELECT count(*)::int AS leases FROM clusters WHERE reconcile_lease_token IS NOT NULL`);
     expect(leases).toBe(0);
-    // Everything was just observed: the oldest observation is a few seconds old at most.
-    expect(await oldestAge()).toBeLessThan(5);
+    // Everything was just observed: the oldest observation is no older than this pass.
+    expect(await oldestAge()).toBeLessThanOrEqual((Date.now() - observing) / 1000 + 1);
     // Nothing is due again within OBSERVE_EVERY_SECONDS.
     const again = jest.spyOn(driver, 'observeMany');
     try {

@@ -31,18 +31,18 @@ export class TestIssuer {
   }
 
   /**
-   * A signed token with `iss`, `aud`, `iat` (now, or `issuedAt` in epoch seconds) and `exp` (in 5 min, or
-   * `expiresIn`; `null` leaves `exp` out); `notBefore` (epoch seconds) adds `nbf`.
+   * A signed token with `iss`, `aud`, `iat` (now, or `issuedAt` in epoch seconds; `null` leaves `iat` out) and `exp`
+   * (in 5 min, or `expiresIn`; `null` leaves `exp` out); `notBefore` (epoch seconds) adds `nbf`.
    */
   async sign(
     claims: Record<string, unknown>,
-    opts: { audience?: string; expiresIn?: string | number | null; issuer?: string; key?: SigningKey; issuedAt?: number; notBefore?: number } = {},
+    opts: { audience?: string; expiresIn?: string | number | null; issuer?: string; key?: SigningKey; issuedAt?: number | null; notBefore?: number } = {},
   ): Promise<string> {
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
-      .setIssuedAt(opts.issuedAt)
       .setIssuer(opts.issuer ?? this.url)
       .setAudience(opts.audience ?? 'cms-api');
+    if (opts.issuedAt !== null) jwt.setIssuedAt(opts.issuedAt);
     if (opts.expiresIn !== null) jwt.setExpirationTime(opts.expiresIn ?? '5m');
     if (opts.notBefore !== undefined) jwt.setNotBefore(opts.notBefore);
     return jwt.sign(opts.key ?? this.privateKey);

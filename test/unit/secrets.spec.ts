@@ -11,12 +11,8 @@ import {
   secretsOf,
 } from '../../src/common/secret-fields';
 import { redactUrlSecrets, redactUrlsInText, urlHasSecrets } from '../../src/common/secret-text';
-import {
-  ALERTMANAGER_SECRET_PATHS,
-  redactAlertingSecrets,
-  restoreAlertingSecrets,
-  UNKNOWN_INTEGRATION_PUBLIC_KEYS,
-} from '../../src/observability/alerting-secrets';
+import { redactAlertingSecrets, restoreAlertingSecrets } from '../../src/observability/alerting-secrets';
+import { ALERTMANAGER_SECRET_PATHS, UNKNOWN_INTEGRATION_PUBLIC_KEYS } from '../../src/observability/alertmanager-secret-paths';
 
 describe('URL credentials', () => {
   it.each([

@@ -170,12 +170,16 @@ describe('webhooks', () => {
     const created = await t.as(f.users.member.token).post(clustersPath(f)).send(clusterBody(f));
     expect(created.status).toBe(200);
     await settle(t);
+    const sending = Math.floor(Date.now() / 1000);
     expect(await worker().drain()).toBeGreaterThan(2);
+    const sent = Math.ceil(Date.now() / 1000);
 
     const events = receiver.on('/lifecycle').map((r) => {
       expect(r.headers['content-type']).toBe('application/cloudevents+json; charset=utf-8');
       expect(r.headers['webhook-id']).toMatch(/^[0-9a-f-]{36}$/);
-      expect(Math.abs(Number(r.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+      // Signed when it was sent (Standard Webhooks' replay window is checked against it).
+      const stamp = Number(r.headers['webhook-timestamp']);
+      expect(stamp >= sending && stamp <= sent).toBe(true);
       return verify(sub.secret, r); // throws on a bad signature
     });
     expect(events[0]).toMatchObject({
@@ -293,14 +297,13 @@ describe('webhooks', () => {
     await subscribe('/fast', ['ENVIRONMENT_UPDATED']);
     receiver.respond = (r) => (r.path === '/slow' ? { status: 200, delayMs: 2000 } : { status: 200 });
     await t.as(f.users.member.token).patch(`/api/v1/orgs/${f.orgSlug}/environments/${f.envSlug}`).send({ description: 'x' });
-    const started = Date.now();
-    const draining = worker().drain();
+    let drained = false;
+    const draining = worker().drain().then((n) => ((drained = true), n));
     await waitFor(() => receiver.on('/fast').length === 1);
-    const fastAfter = Date.now() - started;
+    // The fast subscription got its delivery while the slow one was still being answered (the drain waits for both).
+    expect(drained).toBe(false);
     await draining;
-    const slowAfter = Date.now() - started;
-    expect(slowAfter).toBeGreaterThanOrEqual(1900);
-    expect(fastAfter).toBeLessThan(slowAfter / 2);
+    expect(receiver.on('/slow')).toHaveLength(1);
   });
 
   it('a request that rolls back emits nothing', async () => {

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsObject, IsOptional, IsString, MaxLength } from 'class-validator';
 import { Secret, SecretOptions } from '../../common/secret-fields';
-import { ALERTMANAGER_SECRET_PATHS } from '../alerting-secrets';
-import { ALERTING_MAX_FILE_BYTES, ALERTING_MAX_FILES } from '../alerting-validation';
+import { ALERTMANAGER_SECRET_PATHS } from '../alertmanager-secret-paths';
+import { ALERTING_MAX_FILE_BYTES, ALERTING_MAX_FILES } from '../alerting-limits';
 
 /** Receiver credentials in the Alertmanager configuration: MEMBER and above read them. */
 export const ALERTING_CONFIG_SECRET: SecretOptions = {

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsISO8601, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
-import { MAX_MATCHER_VALUE_LENGTH, SILENCE_STATES } from '../silence-rules';
+import { MAX_MATCHER_VALUE_LENGTH, SILENCE_STATES } from '../silence-matchers';
 import { IsPlainText } from '../../common/names';
 
 export const MAX_SILENCE_MATCHERS = 20;

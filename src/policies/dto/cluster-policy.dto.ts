@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayUnique, IsArray, IsBoolean, IsIn, IsOptional, IsString, Length, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { ENVIRONMENT_TYPES } from '../../catalog/environment-types';
 import { PolicyAction, POLICY_ACTIONS } from '../cluster-policy.entity';
-import { MAX_EXPRESSION_LENGTH } from '../policy-language';
+import { FailurePolicy, FAILURE_POLICIES, MAX_ESTIMATED_COST, MAX_EXPRESSION_LENGTH, MAX_VALUE_SIZE } from '../policy-limits';
 import { ApiPartialUpdate } from '../../common/api-docs';
 
 export const MAX_POLICIES_PER_ORGANISATION = 50;
@@ -17,7 +17,13 @@ const EXPRESSION_DOC =
   'CEL expression that must evaluate to true for the change to pass. Variables: `object` (the cluster as it will be, in the ' +
   'cluster response\'s field names, with `nodePools`), `oldObject` (the cluster before the change; null on CREATE), `environment`, ' +
   '`organisation`, `request` (`operation` CREATE | UPDATE | DELETE, `resource`, `user`). Type-checked when written (400 naming the ' +
-  `position); at most ${MAX_EXPRESSION_LENGTH} characters and a bounded estimated cost (docs/policies.md).`;
+  `position); at most ${MAX_EXPRESSION_LENGTH} characters, no value larger than ${MAX_VALUE_SIZE} characters or elements and an estimated worst-case ` +
+  `cost of at most ${MAX_ESTIMATED_COST} units (400 naming the sub-expression and its estimate); each evaluation is metered at run time ` +
+  '(docs/policies.md, "Limits").';
+const FAILURE_POLICY_DOC =
+  'What a change does when the expression cannot be evaluated (an evaluation error, a result that is not a bool, its run-time budget spent, ' +
+  'or the evaluation stopped for its time or memory): Fail counts it as a violation under `action` (a Deny policy refuses the change, naming ' +
+  'the policy and the error); Ignore lets the change pass this policy and records CLUSTER_POLICY_EVALUATION_FAILED (audit, activity, webhook event).';
 
 export class CreateClusterPolicyRequest {
   @ApiProperty({ example: 'production-highly-available', pattern: NAME.source, minLength: 1, maxLength: 63, description: 'Unique per organisation (409 when taken)' })
@@ -49,6 +55,10 @@ export class CreateClusterPolicyRequest {
   @ApiProperty({ enum: POLICY_ACTIONS, description: 'Deny: refuse the change (400); Warn: allow it with a Warning header; Audit: allow it and record CLUSTER_POLICY_VIOLATED' })
   @IsIn(POLICY_ACTIONS, { message: `action must be one of: ${POLICY_ACTIONS.join(', ')}` })
   action: PolicyAction;
+
+  @ApiPropertyOptional({ enum: FAILURE_POLICIES, default: 'Fail', description: FAILURE_POLICY_DOC })
+  @IsOptional() @IsIn(FAILURE_POLICIES, { message: `failurePolicy must be one of: ${FAILURE_POLICIES.join(', ')}` })
+  failurePolicy?: FailurePolicy;
 
   @ApiPropertyOptional({
     type: 'array',
@@ -100,6 +110,10 @@ export class UpdateClusterPolicyRequest {
   @ApiPropertyOptional({ enum: POLICY_ACTIONS }) @IsOptional() @IsIn(POLICY_ACTIONS, { message: `action must be one of: ${POLICY_ACTIONS.join(', ')}` })
   action?: PolicyAction;
 
+  @ApiPropertyOptional({ enum: FAILURE_POLICIES, description: FAILURE_POLICY_DOC })
+  @IsOptional() @IsIn(FAILURE_POLICIES, { message: `failurePolicy must be one of: ${FAILURE_POLICIES.join(', ')}` })
+  failurePolicy?: FailurePolicy;
+
   @ApiPropertyOptional({ type: 'array', items: { type: 'string', maxLength: 63, pattern: ENV_SLUG.source }, nullable: true, maxItems: MAX_SCOPE_ITEMS, description: 'null or [] removes the scope' })
   @ValidateIf((o: UpdateClusterPolicyRequest) => o.environments !== null && o.environments !== undefined)
   @IsArray() @ArrayMaxSize(MAX_SCOPE_ITEMS) @ArrayUnique() @IsString({ each: true })
@@ -126,6 +140,7 @@ export class ClusterPolicyResponse {
   @ApiProperty() message: string;
   @ApiProperty({ type: String, nullable: true }) messageExpression: string | null;
   @ApiProperty({ enum: POLICY_ACTIONS }) action: PolicyAction;
+  @ApiProperty({ enum: FAILURE_POLICIES, description: FAILURE_POLICY_DOC }) failurePolicy: FailurePolicy;
   @ApiProperty({ type: [String], nullable: true }) environments: string[] | null;
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ENVIRONMENT_TYPES] }, nullable: true }) environmentTypes: string[] | null;
   @ApiProperty() enabled: boolean;
@@ -140,6 +155,12 @@ export class PolicyEvaluationResult {
   @ApiProperty({ example: 'production' }) environmentSlug: string;
   @ApiProperty({ description: 'true when the expression is true for the cluster as it is now' }) passed: boolean;
   @ApiProperty({ type: String, nullable: true, description: 'The message when it does not pass' }) message: string | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "Why the expression could not be evaluated (an error, not a bool, its run-time budget spent); the policy's failurePolicy decides what a change does then",
+  })
+  evaluationError: string | null;
 }
 
 export class PolicyViolation {

@@ -94,13 +94,15 @@ export class PlanNewRule implements SchedulerRule {
       // The scheduler's change is evaluated like a person's: a Deny refuses the target version (nothing planned).
       let verdict: PolicyVerdict | null = null;
       if (withPolicies.has(Number(c.organisation_id))) {
-        verdict = await this.policies.check({
+        verdict = await this.policies.checkInBackground({
           clusterId: Number(c.id),
           operation: 'UPDATE',
           resource: 'scheduledClusterUpgrades',
           overrides: { version: c.channel_version },
           user: SYSTEM_POLICY_USER,
         });
+        // The executor did not take the evaluation (the organisation's queue is full): next pass.
+        if (!verdict) continue;
         if (verdict.denied.length) {
           await this.recordDenied(c, verdict, now);
           continue;

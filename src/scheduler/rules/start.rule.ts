@@ -40,13 +40,15 @@ export class StartRule implements SchedulerRule {
       }
       let verdict: PolicyVerdict | null = null;
       if (withPolicies.has(Number(row.organisation_id))) {
-        verdict = await this.policies.check({
+        verdict = await this.policies.checkInBackground({
           clusterId: Number(row.cluster_id),
           operation: 'UPDATE',
           resource: 'scheduledClusterUpgrades',
           overrides: { version: row.to_cluster_version },
           user: SYSTEM_POLICY_USER,
         });
+        // The executor did not take the evaluation (the organisation's queue is full): next pass.
+        if (!verdict) continue;
         if (verdict.denied.length) {
           await this.hold(row, verdict, now);
           continue;

@@ -1,0 +1,270 @@
+import autocannon from 'autocannon';
+import type { ChildProcess } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { Client } from 'pg';
+import { freePort } from '../src/common/free-port';
+import { hashToken } from '../src/tokens/tokens.service';
+import { startBenchDatabase } from './database';
+import { seedClusters } from './seed';
+import { spawnServer } from './server-process';
+import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './service-flags';
+
+/**
+ * npm run bench:isolation: one organisation (a VIEWER) runs worst-case cluster policy dry-runs, 20 at a time, while
+ * `/health` and another organisation's cluster GET are measured; their p99 under that load is compared with their
+ * p99 without it, measured in the same run (target: within 2x).
+ *
+ * - The dry-runs alternate the audit's expression (27 doublings of the cluster name: refused when checked) and the
+ *   costliest expression the write-time estimate accepts, evaluated on a page of 500 clusters. Each of the 20
+ *   attacker loops sends its next dry-run as soon as the last one answers, after the Retry-After of a 429 (as the
+ *   per-user rate limit would make it: a client that floods regardless is the rate limit's to stop).
+ * - The probes are open-loop (a request every 1000/BENCH_PROBE_RATE ms whatever the answers, timed from when it
+ *   was due with a sub-millisecond clock) and run throughout, while the attack is switched on and off in phases of
+ *   BENCH_ISOLATION_PHASE_SECONDS, BENCH_ISOLATION_CYCLES times: a sample sent more than a second into an attack
+ *   phase counts as loaded, one sent and answered while no dry-run was in flight counts as unloaded. Alternating
+ *   keeps the machine's other work (a shared 2-core machine) alike on both sides of the ratio.
+ *
+ * Writes bench/results/isolation-<date>.json and prints the table of docs/performance.md.
+ */
+
+const ROOT = path.resolve(__dirname, '..');
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const PHASE_MS = 1000 * Number(process.env.BENCH_ISOLATION_PHASE_SECONDS ?? 5);
+const CYCLES = Number(process.env.BENCH_ISOLATION_CYCLES ?? 10);
+const ATTACK_CONNECTIONS = Number(process.env.BENCH_ISOLATION_CONNECTIONS ?? 20);
+const PROBE_RATE = Number(process.env.BENCH_PROBE_RATE ?? 50);
+const TARGET_RATIO = 2;
+const NOISY_TOKEN = 'cms_bench_noisy_viewer_token_0123456789abcdef';
+
+const AUDIT = `[object.name]${'.map(a, a + a)'.repeat(27)}[0].size() > 0`;
+/** About 80,000 units of real work per cluster whatever the cluster holds (the estimate's limit is 100,000). */
+const HEAVIEST = `cel.bind(h, [${Array.from({ length: 100 }, (_, i) => i).join(', ')}], h.all(i, h.all(j, i + j >= 0)))`;
+
+const round = (x: number) => Math.round(x * 100) / 100;
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+/** The attack's state, read by the probes to label their samples. */
+class Attack {
+  on = false;
+  onSince = 0;
+  inFlight = 0;
+  readonly statuses: Record<string, number> = {};
+  private stopped = false;
+
+  constructor(
+    private readonly base: string,
+    private readonly bodies: { path: string; headers: Record<string, string>; body: string }[],
+  ) {}
+
+  /** The attacker's loops: idle while the attack is off, sending dry-runs while it is on. */
+  run(connections: number): Promise<unknown> {
+    const loop = async (n: number) => {
+      for (let i = n; !this.stopped; i++) {
+        if (!this.on) {
+          await new Promise((r) => setTimeout(r, 20));
+          continue;
+        }
+        const b = this.bodies[i % this.bodies.length];
+        this.inFlight++;
+        try {
+          const res = await fetch(`${this.base}${b.path}`, { method: 'POST', headers: b.headers, body: b.body });
+          await res.arrayBuffer();
+          this.statuses[res.status] = (this.statuses[res.status] ?? 0) + 1;
+          if (res.status === 429) {
+            this.inFlight--;
+            await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
+            continue;
+          }
+        } catch {
+          this.statuses.error = (this.statuses.error ?? 0) + 1;
+        }
+        this.inFlight--;
+      }
+    };
+    return Promise.all(Array.from({ length: connections }, (_, n) => loop(n)));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.on = false;
+  }
+}
+
+interface Samples {
+  loaded: number[];
+  unloaded: number[];
+  errors: number;
+  non2xx: number;
+}
+
+/** Open-loop probe of one URL until `until`; each sample labelled by the attack's state. */
+async function probe(url: string, headers: Record<string, string>, attack: Attack, until: number): Promise<Samples> {
+  const out: Samples = { loaded: [], unloaded: [], errors: 0, non2xx: 0 };
+  const pending: Promise<void>[] = [];
+  const start = performance.now();
+  for (let i = 0; ; i++) {
+    const due = start + (i * 1000) / PROBE_RATE;
+    if (due > until) break;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const loadedAtSend = attack.on && due - attack.onSince > 1000;
+    const quietAtSend = !attack.on && attack.inFlight === 0;
+    pending.push(
+      fetch(url, { headers })
+        .then(async (res) => {
+          await res.arrayBuffer();
+          if (res.status < 200 || res.status > 299) out.non2xx++;
+          const ms = performance.now() - due;
+          if (loadedAtSend && attack.on) out.loaded.push(ms);
+          else if (quietAtSend && !attack.on && attack.inFlight === 0) out.unloaded.push(ms);
+        })
+        .catch(() => void out.errors++),
+    );
+  }
+  await Promise.all(pending);
+  return out;
+}
+
+/** CPU ms (user + system) of the service: the whole process, and its main thread (the event loop's). */
+function cpuMs(pid: number): { process: number; mainThread: number } {
+  const read = (file: string) => {
+    const stat = fs.readFileSync(file, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  };
+  return { process: read(`/proc/${pid}/stat`), mainThread: read(`/proc/${pid}/task/${pid}/stat`) };
+}
+
+/** A VIEWER of a second organisation with its own clusters (the attacker), straight in SQL. */
+async function seedNoisyViewer(url: string): Promise<void> {
+  await seedClusters(url, 500, 'noisy');
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    const [user] = (
+      await db.query(
+        `INSERT INTO users (username, email, can_create_organisations, platform_admin, created_at, modified_at)
+         VALUES ('noisy-viewer', 'noisy-viewer@example.com', false, false, now(), now()) RETURNING id`,
+      )
+    ).rows;
+    await db.query(
+      `INSERT INTO personal_access_tokens (user_id, name, token_hash, type, expire_at, created_at)
+       VALUES ($1, 'bench', $2, 'FULL_ACCESS', now() + interval '1 day', now())`,
+      [user.id, hashToken(NOISY_TOKEN)],
+    );
+    await db.query(
+      `INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
+       SELECT id, $1, 'VIEWER', 'VIEW', now() FROM organisations WHERE slug = 'noisy'`,
+      [user.id],
+    );
+  } finally {
+    await db.end();
+  }
+}
+
+function figures(s: Samples) {
+  const f = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { samples: sorted.length, p50: round(percentile(sorted, 50)), p99: round(percentile(sorted, 99)) };
+  };
+  const unloaded = f(s.unloaded);
+  const loaded = f(s.loaded);
+  return { unloaded, loaded, p99Ratio: round(loaded.p99 / unloaded.p99), errors: s.errors, non2xx: s.non2xx };
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-isolation-');
+  const port = await freePort();
+  let service: ChildProcess | undefined;
+  try {
+    service = await spawnServer('service', [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], requestBenchServiceEnv(url, port), port);
+    const pid = service.pid!;
+    const base = `http://127.0.0.1:${port}`;
+    const other = await seedClusters(url, 1000);
+    await seedNoisyViewer(url);
+    const admin = { authorization: `Token ${BENCH_TOKEN}` };
+    const otherGet = `${base}/api/v1/orgs/${other.organisationSlug}/clusters/${other.environmentSlug}/${other.clusterSlugs[7]}`;
+    const dryRun = (expression: string) => ({
+      path: '/api/v1/orgs/noisy/cluster-policies/evaluate?size=500',
+      headers: { 'content-type': 'application/json', authorization: `Token ${NOISY_TOKEN}` },
+      body: JSON.stringify({ name: 'worst', expression, message: 'worst case', action: 'Deny' }),
+    });
+    // Warm: one of each dry-run (the executor's threads start with the first task), then both probes.
+    for (const body of [dryRun(AUDIT), dryRun(HEAVIEST)]) {
+      const res = await fetch(`${base}${body.path}`, { method: 'POST', headers: body.headers, body: body.body });
+      process.stdout.write(`warm-up dry-run: ${res.status}\n`);
+    }
+    await autocannon({ url: `${base}/health`, connections: 2, duration: 2 });
+    await autocannon({ url: otherGet, headers: admin, connections: 2, duration: 2 });
+
+    const attack = new Attack(base, [dryRun(AUDIT), dryRun(HEAVIEST)]);
+    const attacking = attack.run(ATTACK_CONNECTIONS);
+    const until = performance.now() + 2 * PHASE_MS * CYCLES;
+    const probes = Promise.all([probe(`${base}/health`, {}, attack, until), probe(otherGet, admin, attack, until)]);
+    const cpu = { on: { process: 0, mainThread: 0, ms: 0 }, off: { process: 0, mainThread: 0, ms: 0 } };
+    for (let c = 0; c < CYCLES; c++) {
+      for (const on of [false, true]) {
+        attack.on = on;
+        if (on) attack.onSince = performance.now();
+        const before = cpuMs(pid);
+        const t0 = performance.now();
+        await new Promise((r) => setTimeout(r, PHASE_MS));
+        const after = cpuMs(pid);
+        const acc = cpu[on ? 'on' : 'off'];
+        acc.process += after.process - before.process;
+        acc.mainThread += after.mainThread - before.mainThread;
+        acc.ms += performance.now() - t0;
+      }
+      process.stdout.write(`cycle ${c + 1}/${CYCLES}: attack ${JSON.stringify(attack.statuses)}\n`);
+    }
+    attack.on = false;
+    const [health, get] = await probes;
+    attack.stop();
+    await attacking;
+
+    const percent = (x: number, ms: number) => Math.round((100 * x) / ms);
+    const cpuPercent = Object.fromEntries(
+      (['off', 'on'] as const).map((k) => [
+        k === 'on' ? 'loaded' : 'unloaded',
+        { mainThread: percent(cpu[k].mainThread, cpu[k].ms), otherThreads: percent(cpu[k].process - cpu[k].mainThread, cpu[k].ms) },
+      ]),
+    );
+    const results = { health: figures(health), otherGet: figures(get) };
+    const metrics = await (await fetch(`${base}/metrics`, { headers: admin })).text();
+    const executorTasks = metrics.split('\n').filter((l) => l.startsWith('cms_executor_tasks_total{') && !l.endsWith(' 0'));
+    const report = {
+      date: new Date().toISOString(),
+      node: process.version,
+      settings: { phaseSeconds: PHASE_MS / 1000, cycles: CYCLES, attackConnections: ATTACK_CONNECTIONS, probeRatePerSecond: PROBE_RATE, page: 500 },
+      expressions: { audit: AUDIT, heaviest: HEAVIEST },
+      target: TARGET_RATIO,
+      results,
+      met: results.health.p99Ratio <= TARGET_RATIO && results.otherGet.p99Ratio <= TARGET_RATIO,
+      serviceCpuPercent: cpuPercent,
+      attack: attack.statuses,
+      executorTasks,
+    };
+    const file = path.join(RESULTS, `isolation-${report.date.slice(0, 10)}.json`);
+    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    const row = (name: string, r: ReturnType<typeof figures>) =>
+      `| ${name} | ${r.unloaded.p50} / ${r.unloaded.p99} ms (${r.unloaded.samples}) | ${r.loaded.p50} / ${r.loaded.p99} ms (${r.loaded.samples}) | ${r.p99Ratio} | <= ${TARGET_RATIO} |`;
+    process.stdout.write(
+      `\n| Measure | Unloaded p50 / p99 (samples) | Loaded p50 / p99 (samples) | p99 ratio | Target |\n|---|---|---|---|---|\n` +
+        `${row('/health', results.health)}\n${row("another organisation's cluster GET", results.otherGet)}\n` +
+        `\nService CPU (% of one core), main thread / other threads: unloaded ${cpuPercent.unloaded.mainThread} / ${cpuPercent.unloaded.otherThreads}, ` +
+        `loaded ${cpuPercent.loaded.mainThread} / ${cpuPercent.loaded.otherThreads}\nAttack answers: ${JSON.stringify(attack.statuses)}\n` +
+        `${report.met ? 'Targets met' : 'Targets NOT met'}; written to ${path.relative(ROOT, file)}\n${executorTasks.join('\n')}\n`,
+    );
+  } finally {
+    service?.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 1000));
+    await stopDatabase();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack ?? e}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+import type { ExecutorTasks } from './executor-tasks';
+
+/**
+ * What each executor task is doing, for the message when it runs out of time. Apart from the task catalogue
+ * (executor-tasks.ts), which only the worker threads load: the main thread never loads the YAML, regex or CEL
+ * engines the tasks use.
+ */
+export const EXECUTOR_TASK_DESCRIPTIONS: Record<keyof ExecutorTasks, string> = {
+  'alerting.check': 'checking the alerting configuration',
+  'alerting.redact': 'hiding the secrets of the alerting configuration',
+  'alerting.restore': 'restoring the stored secrets of the alerting configuration',
+  'silences.check': 'checking the silence matchers',
+  'silences.match': 'matching the alerts against the silences',
+  'policies.check': 'checking the policy expression',
+  'policies.evaluate': 'evaluating the cluster policies',
+  'policies.objectFields': 'reading the fields the policy expressions use',
+};
