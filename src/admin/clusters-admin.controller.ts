@@ -5,7 +5,7 @@ import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@ne
 import { ApiOkResponse, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
 import { IsBoolean, IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';

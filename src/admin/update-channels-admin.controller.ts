@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { CatalogAdminService } from '../catalog/catalog-admin.service';
 import { UpdateChannelResponse } from '../catalog/dto/catalog.dto';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';

@@ -6,33 +6,15 @@ import {
   ForbiddenException,
   NotFoundException,
   Injectable,
-  SetMetadata,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { OrganisationEntity } from '../organisations/organisation.entity';
-import {
-  OrganisationMemberEntity,
-  OrganisationRole,
-  roleAtLeast,
-} from '../organisations/organisation-member.entity';
+import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';
+import { OrganisationRole, roleAtLeast } from '../common/organisation-roles';
 import type { OrganisationPrefetch } from '../tokens/tokens.service';
 import type { Principal } from './principal';
-
-export interface OrgRoleOptions {
-  /** Path parameter holding the organisation; slug parameters by default. */
-  identityParam?: string;
-  /** Lets a platform administrator act without being a member (e.g. delete an organisation). */
-  platformAdmin?: boolean;
-}
-interface OrgRoleMeta extends OrgRoleOptions {
-  least: OrganisationRole;
-}
-
-export const ORG_ROLE = 'auth:org-role';
-/** The least organisation role a handler needs; the caller's membership is resolved once per request. */
-export const RequireOrgRole = (least: OrganisationRole, options: OrgRoleOptions = {}) =>
-  SetMetadata(ORG_ROLE, { least, ...options } satisfies OrgRoleMeta);
+import { ORG_ROLE, OrgRoleMeta } from '../common/route-access';
 
 export interface OrganisationContext {
   organisation: OrganisationEntity;

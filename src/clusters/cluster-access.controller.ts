@@ -1,6 +1,7 @@
 import { Controller, ForbiddenException, Get, Header, Param } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { RequireOrgRole } from '../common/route-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { mayReadSecret, secretReaderOf } from '../common/secret-fields';

@@ -2,7 +2,8 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterView } from './cluster-view';

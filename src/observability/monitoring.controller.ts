@@ -1,7 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrganisationContext, OrgContext } from '../auth/organisation-access';
+import { RequireOrgRole } from '../common/route-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';

@@ -15,7 +15,8 @@ import {
   OrganisationMembershipResponse,
   UpdateMemberRequest,
 } from './dto/member.dto';
-import { KubernetesRole, OrganisationMemberEntity, OrganisationRole } from './organisation-member.entity';
+import { KubernetesRole, OrganisationMemberEntity } from './organisation-member.entity';
+import { OrganisationRole } from '../common/organisation-roles';
 import { OrganisationEntity } from './organisation.entity';
 
 interface MemberRow {

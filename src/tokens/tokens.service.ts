@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import { addressAllowed, parseAddressList } from '../common/network';
+import { addressAllowed, parseAddressList } from '../config/address-list';
 import { AppConfig } from '../config/app-config';
 import { jsonRowToEntity } from '../database/json-row';
 import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';

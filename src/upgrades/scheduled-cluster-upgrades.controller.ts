@@ -1,6 +1,7 @@
 import { Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrganisationContext, OrgContext } from '../auth/organisation-access';
+import { RequireOrgRole } from '../common/route-access';
 import { CurrentPrincipal, Principal } from '../auth/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
