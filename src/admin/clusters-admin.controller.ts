@@ -15,7 +15,7 @@ import { ClusterDetailQuery, ClusterResponse } from '../clusters/dto/cluster.dto
 import { ClusterView } from '../clusters/cluster-view';
 import { CLUSTER_SORTABLE } from '../clusters/clusters.controller';
 import { UpdateClusterCommand, UpdateClusterUseCase } from '../clusters/use-cases/update-cluster.use-case';
-import { OrganisationEntity } from '../organisations/organisation.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
 
 export class AdminClusterListQuery extends PageQueryDto {
   @ApiPropertyOptional({ default: false, description: 'true adds actualState' })

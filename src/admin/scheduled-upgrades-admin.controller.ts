@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';

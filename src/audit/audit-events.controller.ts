@@ -1,6 +1,6 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto, PagingDoc } from '../common/paging';

@@ -1,7 +1,6 @@
 import { isUuid } from '../common/uuid';
 import {
   CanActivate,
-  createParamDecorator,
   ExecutionContext,
   ForbiddenException,
   NotFoundException,
@@ -9,25 +8,13 @@ import {
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { OrganisationEntity } from '../organisations/organisation.entity';
-import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
 import { OrganisationRole, roleAtLeast } from '../common/organisation-roles';
 import type { OrganisationPrefetch } from '../tokens/tokens.service';
-import type { Principal } from './principal';
+import type { Principal } from '../identity/principal';
+import type { OrganisationContext } from '../identity/organisation-context';
 import { ORG_ROLE, OrgRoleMeta } from '../common/route-access';
-
-export interface OrganisationContext {
-  organisation: OrganisationEntity;
-  member: OrganisationMemberEntity | null;
-  role: OrganisationRole;
-}
-
-/** The organisation named in the path and the caller's role in it. */
-export const OrgContext = createParamDecorator((_: unknown, ctx: ExecutionContext): OrganisationContext => {
-  const ctxValue = ctx.switchToHttp().getRequest().organisationContext as OrganisationContext | undefined;
-  if (!ctxValue) throw new Error('OrgContext used on a handler without @RequireOrgRole');
-  return ctxValue;
-});
 
 const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
 

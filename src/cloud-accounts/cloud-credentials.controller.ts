@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
 import { CLOUD_PROVIDER_TYPES } from '../catalog/cloud-provider.entity';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';

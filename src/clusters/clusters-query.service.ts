@@ -3,7 +3,7 @@ import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { clusterPage, ClusterScope } from './cluster-read';
 import { ClusterView, ViewOptions } from './cluster-view';

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } fr
 import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
-import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';

@@ -10,7 +10,7 @@ import { Clock } from '../common/clock';
 import { isByon } from './byon/byon-rules';
 import { NodePoolNodeEntity } from './byon/node-pool-node.entity';
 import type { EnvironmentRef } from './cluster-read';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from './cluster-node-pool.entity';
 import { ClusterRules } from './cluster-rules';

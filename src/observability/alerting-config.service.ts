@@ -8,7 +8,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { Executor, executorKey } from '../executor/executor';
 import { AlertingProblem, describeProblem } from './alerting-limits';
 import { DEFAULT_RULES_FILE_NAME, loadDefaultRules } from './default-alerting-rules';

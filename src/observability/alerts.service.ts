@@ -10,7 +10,7 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, TenantAlertCounts, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
 import { Executor, executorKey } from '../executor/executor';

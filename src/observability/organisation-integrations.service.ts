@@ -7,7 +7,7 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { SecretBox } from '../common/secret-box';
 import { keepStoredSecret, SECRET_PLACEHOLDER } from '../common/secret-fields';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import {
   ClusterUsingIntegration,
   INTEGRATION_CONFIG_MAX_KEY,

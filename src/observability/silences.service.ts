@@ -5,7 +5,7 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
 import { Executor, executorKey } from '../executor/executor';
 import { SilenceMatcher, silenceState } from './silence-matchers';

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import {

@@ -11,7 +11,7 @@ import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest }
 import { slugify, slugObject } from '../common/slug';
 import { AppConfig } from '../config/app-config';
 import { OrganisationIntegrationEntity } from '../observability/organisation-integration.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { UserEntity } from '../identity/user.entity';
 import {
   CreateOrganisationRequest,
   OrganisationResponse,
@@ -20,8 +20,8 @@ import {
   AdminOrganisationResponse,
   AdminUpdateOrganisationRequest,
 } from './dto/organisation.dto';
-import { OrganisationMemberEntity } from './organisation-member.entity';
-import { OrganisationEntity, OrganisationType } from './organisation.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationEntity, OrganisationType } from '../identity/organisation.entity';
 import { checkVatNumber } from './vat';
 
 /** Properties written to audit details (entity names; never secrets). */

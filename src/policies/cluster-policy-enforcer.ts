@@ -6,7 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
-import { currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
+import { currentPrincipal, SYSTEM_ACTOR } from '../identity/principal';
 import { ValidationFailedException } from '../common/errors';
 import { ExecutorQueueFullException, ExecutorTaskTooExpensiveException } from '../executor/executor';
 import { addResponseWarnings } from '../common/field-validation.pipe';

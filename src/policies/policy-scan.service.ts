@@ -5,7 +5,7 @@ import type { ClusterRow } from '../clusters/cluster-read';
 import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import type { ClusterPolicyEntity } from './cluster-policy.entity';
 import { ClusterPoliciesService, PolicyBody } from './cluster-policies.service';
 import { policyCovers } from './cluster-policy-enforcer';

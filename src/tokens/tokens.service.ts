@@ -9,11 +9,11 @@ import { ValidationFailedException } from '../common/errors';
 import { addressAllowed, parseAddressList } from '../config/address-list';
 import { AppConfig } from '../config/app-config';
 import { jsonRowToEntity } from '../database/json-row';
-import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';
-import { OrganisationEntity } from '../organisations/organisation.entity';
-import { UserEntity } from '../users/user.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
+import { UserEntity } from '../identity/user.entity';
 import { ProvisionPersonalAccessTokenRequest, PersonalAccessTokenResponse } from './dto/personal-access-token.dto';
-import { PersonalAccessTokenEntity } from './personal-access-token.entity';
+import { PersonalAccessTokenEntity } from '../identity/personal-access-token.entity';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const LAST_USED_THROTTLE_MS = 60 * 1000;

@@ -1,8 +1,8 @@
 import { Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrganisationContext, OrgContext } from '../auth/organisation-access';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';

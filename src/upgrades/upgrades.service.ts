@@ -9,8 +9,8 @@ import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
+import type { UserEntity } from '../identity/user.entity';
 import {
   CreateScheduledClusterUpgradeRequest,
   ScheduledClusterUpgradeQuery,

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { ORGANISATION_AUDIT_EVENT_TYPES } from '../audit/audit-event-types';
-import type { Actor } from '../auth/principal';
+import type { Actor } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
 import { SqlPart, sqlParams } from '../common/sql-params';

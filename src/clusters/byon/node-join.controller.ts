@@ -2,9 +2,9 @@ import { Body, Controller, Delete, Headers, HttpCode, Ip, Param, Post, Res } fro
 import type { FastifyReply } from 'fastify';
 import { rateLimitHeaders } from '../../auth/request-rate-limits';
 import { ApiBearerAuth, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext } from '../../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../../identity/organisation-context';
 import { RequireOrgRole } from '../../common/route-access';
-import { CurrentPrincipal, Principal } from '../../auth/principal';
+import { CurrentPrincipal, Principal } from '../../identity/principal';
 import { Public } from '../../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../../common/api-docs';
 import { JoinTokensRevokedResponse, NodePoolJoinConfigResponse, NodeRegistrationRequest, NodeRegistrationResponse } from '../dto/byon.dto';

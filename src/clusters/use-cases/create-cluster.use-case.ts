@@ -7,7 +7,7 @@ import { Clock } from '../../common/clock';
 import { ValidationFailedException } from '../../common/errors';
 import { slugify } from '../../common/slug';
 import { CloudAccountEntity } from '../../cloud-accounts/cloud-account.entity';
-import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import type { OrganisationEntity } from '../../identity/organisation.entity';
 import { checkByonRegion, isByon } from '../byon/byon-rules';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';

@@ -9,7 +9,7 @@ import { SqlPart, sqlParams } from '../../common/sql-params';
 import { Clock } from '../../common/clock';
 import { checkExclusionHorizon, normaliseExclusions } from '../../maintenance/maintenance-exclusion';
 import { ValidationFailedException } from '../../common/errors';
-import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import type { OrganisationEntity } from '../../identity/organisation.entity';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';
 import { CLUSTER_SELECT, ClusterRow } from '../cluster-read';

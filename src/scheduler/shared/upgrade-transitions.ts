@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { AuditDetails } from '../../audit/audit-event.entity';
 import { AuditService } from '../../audit/audit.service';
-import { SYSTEM_ACTOR } from '../../auth/principal';
+import { SYSTEM_ACTOR } from '../../identity/principal';
 import type { ScheduledUpgradeStatus } from '../../upgrades/scheduled-cluster-upgrade.entity';
 import { UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../../upgrades/upgrade-rows';
 import { SCHEDULER_LOG_CONTEXT, SchedulerSql } from './scheduler-sql';

@@ -1,7 +1,7 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { ClsService } from 'nestjs-cls';
-import type { PersonalAccessTokenEntity } from '../tokens/personal-access-token.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { PersonalAccessTokenEntity } from './personal-access-token.entity';
+import type { UserEntity } from './user.entity';
 
 /** Who is calling: the user, and the token used when it was a PAT. */
 export interface Principal {
