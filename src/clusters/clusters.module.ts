@@ -9,6 +9,7 @@ import { ClusterAccessController } from './cluster-access.controller';
 import { ClusterAccessService } from './cluster-access.service';
 import { ClusterCatalog } from './cluster-catalog';
 import { ClusterLookup } from './cluster-lookup';
+import { ClusterMetrics } from './cluster-metrics';
 import { ClusterRules } from './cluster-rules';
 import { ClusterView } from './cluster-view';
 import { ClustersQueryService } from './clusters-query.service';
@@ -25,6 +26,7 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
   providers: [
     ClusterCatalog,
     ClusterLookup,
+    ClusterMetrics,
     ClusterRules,
     ClusterView,
     ClustersQueryService,

@@ -1,13 +1,14 @@
 import { Module } from '@nestjs/common';
 import { ScheduledUpgradesAdminController } from '../admin/scheduled-upgrades-admin.controller';
 import { ScheduledClusterUpgradesController } from './scheduled-cluster-upgrades.controller';
+import { UpgradeMetrics } from './upgrade-metrics';
 import { UpgradesService } from './upgrades.service';
 import { PoliciesModule } from '../policies/policies.module';
 
 @Module({
   imports: [PoliciesModule],
   controllers: [ScheduledClusterUpgradesController, ScheduledUpgradesAdminController],
-  providers: [UpgradesService],
+  providers: [UpgradesService, UpgradeMetrics],
   exports: [UpgradesService],
 })
 export class UpgradesModule {}
