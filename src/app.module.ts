@@ -26,6 +26,7 @@ import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WebhookOutboxModule } from './webhooks/webhook-outbox.module';
 import { RetentionModule } from './retention/retention.module';
 import { PoliciesModule } from './policies/policies.module';
 import { DemoModule } from './demo/demo.module';
@@ -69,6 +70,7 @@ export class AppModule {
         JobsModule,
         ExecutorModule,
         AuditModule,
+        WebhookOutboxModule,
         AuthModule,
         ...FEATURE_MODULES,
       ],
