@@ -12,6 +12,7 @@ import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { JobsModule } from './jobs/jobs.module';
 import { ExecutorModule } from './executor/executor.module';
+import { EXECUTOR_WORKER } from './worker/executor-worker';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
@@ -68,7 +69,7 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         MetricsModule,
         JobsModule,
-        ExecutorModule,
+        ExecutorModule.forRoot(EXECUTOR_WORKER),
         AuditModule,
         WebhookOutboxModule,
         AuthModule,

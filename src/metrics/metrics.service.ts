@@ -190,7 +190,7 @@ export class MetricsService implements OnModuleDestroy {
     const executorTasks = new Counter({
       name: 'cms_executor_tasks_total',
       help:
-        'Tasks of the executor for expensive work on user input (src/executor/executor-tasks.ts) by task and outcome: ok, failed, ' +
+        'Tasks of the executor for expensive work on user input (src/worker/executor-tasks.ts) by task and outcome: ok, failed, ' +
         'timeout and out_of_memory (stopped, its worker replaced; the caller answered 422 or, for a cluster policy, its failurePolicy), ' +
         'refused (429); task "admission": policy dry-runs and scans refused before their first task',
       labelNames: ['task', 'outcome'] as const,

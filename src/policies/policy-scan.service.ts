@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
 import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
+import type { PolicyTasks } from './policy-tasks';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../identity/organisation.entity';
@@ -41,7 +42,7 @@ export class PolicyScanService {
     private readonly policies: ClusterPoliciesService,
     private readonly inputs: PolicyInputs,
     private readonly evaluator: PolicyEvaluator,
-    private readonly executor: Executor,
+    private readonly executor: Executor<PolicyTasks>,
   ) {}
 
   /**
