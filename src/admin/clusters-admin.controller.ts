@@ -42,7 +42,7 @@ export class AdminUpdateClusterRequest {
   version: string;
 }
 
-/** Platform operators' view of every organisation's clusters (registered by ClustersModule). */
+/** Platform operators' view of every organisation's clusters (registered by AdminModule). */
 @ApiTags('Platform administration')
 @Controller('admin/v1/clusters')
 @PlatformAdminOnly()

@@ -16,7 +16,7 @@ export interface AuditEventFacts {
 /**
  * A port of the audit layer: what else an organisation's audit entry writes in the statement of its audit row, so
  * that it happens exactly when the change commits. The webhook outbox implements it (src/webhooks/webhook-outbox.ts:
- * the webhook events and their deliveries); audit does not know webhooks.
+ * the webhook events and their deliveries; bound in src/app.module.ts); audit does not know webhooks.
  */
 export abstract class AuditEventSink {
   /** The CTEs the entry adds to the statement that writes its audit row. */

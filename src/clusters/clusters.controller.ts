@@ -1,10 +1,10 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
 import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { registeredIdentity } from '../common/openapi-polish';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterView } from './cluster-view';
 import { ClustersQueryService } from './clusters-query.service';
@@ -32,7 +32,7 @@ const CREATE_CLUSTER_EXAMPLE = {
     '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
   value: {
     name: 'web',
-    cloudAccountIdentity: DEMO_IDENTITIES.cloudAccount,
+    cloudAccountIdentity: registeredIdentity('cloudAccountIdentity'),
     region: 'eu-central-1',
     version: '1.31.6',
     description: 'Customer-facing web shop',

@@ -1,8 +1,5 @@
 import { Module } from '@nestjs/common';
-import { ClustersAdminController } from '../admin/clusters-admin.controller';
-import { ProvisioningModule } from '../provisioning/provisioning.module';
 import { AuthModule } from '../auth/auth.module';
-import { PoliciesModule } from '../policies/policies.module';
 import { NodeJoinController, NodeRegistrationsController } from './byon/node-join.controller';
 import { NodeJoinService } from './byon/node-join.service';
 import { ClusterAccessController } from './cluster-access.controller';
@@ -19,10 +16,10 @@ import { NodePoolsService } from './node-pools.service';
 import { CreateClusterUseCase } from './use-cases/create-cluster.use-case';
 import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
-/** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
+/** Clusters, node pools and add-ons (the provisioning reconciler that drives them: ProvisioningModule). */
 @Module({
-  imports: [ProvisioningModule, AuthModule, PoliciesModule],
-  controllers: [ClustersController, NodePoolsController, ClustersAdminController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
+  imports: [AuthModule],
+  controllers: [ClustersController, NodePoolsController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
   providers: [
     ClusterCatalog,
     ClusterLookup,
@@ -36,6 +33,6 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
     ClusterAccessService,
     NodeJoinService,
   ],
-  exports: [ClustersQueryService, ClusterView, ProvisioningModule, CreateClusterUseCase],
+  exports: [ClustersQueryService, ClusterView, CreateClusterUseCase, UpdateClusterUseCase],
 })
 export class ClustersModule {}

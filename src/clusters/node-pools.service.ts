@@ -17,7 +17,7 @@ import { ClusterRules } from './cluster-rules';
 import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
-import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
+import { ClusterChangeGate } from './cluster-change-gate';
 import { applyPoolDefaults, type CreateClusterNodePoolDto, type NodePoolResponse, type UpdateNodePoolDto } from './dto/node-pool.dto';
 
 const AUDITED = [
@@ -46,7 +46,7 @@ export class NodePoolsService {
     private readonly rules: ClusterRules,
     private readonly view: ClusterView,
     private readonly auditRecorder: AuditRecorder,
-    private readonly policies: ClusterPolicyEnforcer,
+    private readonly policies: ClusterChangeGate,
   ) {}
 
   private get repo() {

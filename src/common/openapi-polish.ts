@@ -109,6 +109,28 @@ export interface PathParameterExamples {
 }
 const NO_EXAMPLES: PathParameterExamples = { slugs: {}, identity: () => undefined };
 
+const REGISTERED_IDENTITY = /^<registered identity: ([A-Za-z]+)>$/;
+/**
+ * A value of a request body example that is the registered identity of this name (in the document: the demo
+ * organisation's, as for the path parameter of the same name), e.g. `cloudAccountIdentity: registeredIdentity('cloudAccountIdentity')`.
+ * polishOpenApi fills it in, and drops the property when no identity of that name is registered.
+ */
+export const registeredIdentity = (name: string): string => `<registered identity: ${name}>`;
+
+/** Fills the registered identities into an example value (in place, so each property keeps its place). */
+function fillRegisteredIdentities(value: unknown, path: string, examples: PathParameterExamples): void {
+  if (!value || typeof value !== 'object') return;
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    const name = typeof v === 'string' ? REGISTERED_IDENTITY.exec(v)?.[1] : undefined;
+    if (!name) fillRegisteredIdentities(v, path, examples);
+    else {
+      const identity = examples.identity(path, name);
+      if (identity === undefined) delete (value as Record<string, unknown>)[key];
+      else (value as Record<string, unknown>)[key] = identity;
+    }
+  }
+}
+
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
 type Operation = {
@@ -150,6 +172,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
       op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
       op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
+        for (const media of Object.values((op.requestBody as { content?: Record<string, { example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
+          fillRegisteredIdentities(media.example, path, examples);
+          for (const e of Object.values(media.examples ?? {})) fillRegisteredIdentities(e.value, path, examples);
+        }
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };
       }

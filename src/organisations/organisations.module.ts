@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { OrganisationsAdminController } from '../admin/organisations-admin.controller';
 import { OrganisationEvents } from './organisation-events';
 import { OrganisationMembersController } from './organisation-members.controller';
 import { OrganisationMembersService } from './organisation-members.service';
@@ -8,7 +7,7 @@ import { OrganisationsService } from './organisations.service';
 
 /** Organisations, members, memberships, quotas and compute information. */
 @Module({
-  controllers: [OrganisationsController, OrganisationMembersController, OrganisationsAdminController],
+  controllers: [OrganisationsController, OrganisationMembersController],
   providers: [OrganisationsService, OrganisationMembersService, OrganisationEvents],
   exports: [OrganisationsService, OrganisationMembersService, OrganisationEvents],
 })

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ScheduledUpgradesAdminController } from '../admin/scheduled-upgrades-admin.controller';
 import { ScheduledClusterUpgradesController } from './scheduled-cluster-upgrades.controller';
 import { UpgradeMetrics } from './upgrade-metrics';
 import { UpgradesService } from './upgrades.service';
@@ -7,7 +6,7 @@ import { PoliciesModule } from '../policies/policies.module';
 
 @Module({
   imports: [PoliciesModule],
-  controllers: [ScheduledClusterUpgradesController, ScheduledUpgradesAdminController],
+  controllers: [ScheduledClusterUpgradesController],
   providers: [UpgradesService, UpgradeMetrics],
   exports: [UpgradesService],
 })

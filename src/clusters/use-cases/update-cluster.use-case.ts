@@ -17,7 +17,7 @@ import { ClusterRules } from '../cluster-rules';
 import { decideRequest, downgradeTargets, upgradeTargets, VERSION_CHANGE_STATUSES } from '../cluster-state-machine';
 import { ClusterDesiredStatus, ClusterEntity, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { UpdateClusterRequest } from '../dto/cluster.dto';
-import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
+import { ClusterChangeGate } from '../cluster-change-gate';
 
 export class UpdateClusterCommand {
   constructor(
@@ -75,7 +75,7 @@ export class UpdateClusterUseCase {
     private readonly auditRecorder: AuditRecorder,
     private readonly audit: AuditService,
     private readonly audited: AuditedTransaction,
-    private readonly policies: ClusterPolicyEnforcer,
+    private readonly policies: ClusterChangeGate,
   ) {}
 
   /**
