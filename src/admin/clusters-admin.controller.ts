@@ -13,7 +13,7 @@ import { QueryBoolean } from '../clusters/dto/validators';
 import { ClustersQueryService } from '../clusters/clusters-query.service';
 import { ClusterDetailQuery, ClusterResponse } from '../clusters/dto/cluster.dto';
 import { ClusterView } from '../clusters/cluster-view';
-import { CLUSTER_SORTABLE } from '../clusters/clusters.controller';
+import { CLUSTER_SORTABLE } from '../clusters/clusters-query.service';
 import { UpdateClusterCommand, UpdateClusterUseCase } from '../clusters/use-cases/update-cluster.use-case';
 import { OrganisationEntity } from '../identity/organisation.entity';
 

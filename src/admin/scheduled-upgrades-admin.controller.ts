@@ -12,7 +12,7 @@ import {
   ScheduledClusterUpgradeResponse,
   UpdateScheduledClusterUpgradeRequest,
 } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
-import { UPGRADE_SORTABLE } from '../upgrades/scheduled-cluster-upgrades.controller';
+import { UPGRADE_SORTABLE } from '../upgrades/upgrades.service';
 import { UpgradesService } from '../upgrades/upgrades.service';
 
 const upgradeIdentity = new ParseUUIDPipe({

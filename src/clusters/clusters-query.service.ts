@@ -9,6 +9,9 @@ import { clusterPage, ClusterScope } from './cluster-read';
 import { ClusterView, ViewOptions } from './cluster-view';
 import type { ClusterResponse } from './dto/cluster.dto';
 
+/** The properties cluster lists sort by: this service's allow-list, in its order. */
+export const CLUSTER_SORTABLE = ['id', 'name', 'slug', 'status', 'region', 'version', 'cloudProvider', 'createdAt', 'modifiedAt'] as const;
+
 /** API sort property -> SQL expression (alias c). */
 const SORTABLE: Record<string, string> = {
   id: 'c.id',

@@ -7,7 +7,7 @@ import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { registeredIdentity } from '../common/openapi-polish';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterView } from './cluster-view';
-import { ClustersQueryService } from './clusters-query.service';
+import { CLUSTER_SORTABLE, ClustersQueryService } from './clusters-query.service';
 import {
   ClusterDetailQuery,
   ClusterEnvListQuery,
@@ -46,9 +46,6 @@ const CREATE_CLUSTER_EXAMPLE = {
     ],
   },
 };
-
-/** The properties cluster lists sort by: the allow-list of ClustersQueryService, in its order. */
-export const CLUSTER_SORTABLE = ['id', 'name', 'slug', 'status', 'region', 'version', 'cloudProvider', 'createdAt', 'modifiedAt'] as const;
 
 @ApiTags('Clusters')
 @Controller('api/v1/orgs/:organisationSlug')

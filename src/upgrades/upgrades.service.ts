@@ -20,6 +20,20 @@ import {
 import { CANCELLABLE_SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from './scheduled-cluster-upgrade.entity';
 import { toUpgradeResponse, UPGRADE_SELECT, upgradeAuditRefs, UpgradeRow } from './upgrade-rows';
 
+/** The properties scheduled-upgrade lists sort by: this service's allow-list, in its order. */
+export const UPGRADE_SORTABLE = [
+  'createdAt',
+  'modifiedAt',
+  'windowStart',
+  'windowEnd',
+  'status',
+  'clusterSlug',
+  'environmentSlug',
+  'organisationSlug',
+  'fromClusterVersion',
+  'toClusterVersion',
+] as const;
+
 const SORTABLE: Record<string, string> = {
   createdAt: 'u.created_at',
   modifiedAt: 'u.modified_at',
