@@ -17,11 +17,12 @@
  * bench/results/failover-<date>.json. Everything it started is stopped and its directory removed at the end, also on
  * failure or Ctrl-C.
  *
- * Options: --quick (shorter windows), --freeze, --freeze-seconds=N, --synchronous (Patroni's synchronous_mode),
- * --synchronous-strict (and synchronous_mode_strict), --dcs=etcd (Patroni on etcd's v2 API instead of v3),
- * --strict (exit 1 when a check fails; otherwise the checks are reported only), --log-level=LEVEL (the service's
- * LOG_LEVEL, default warn: the lines counted are the ones an outage adds), --rate=N (requests/s per load worker).
- * The exit code is also 1 when the stack or the service cannot be brought up (nothing was measured).
+ * Options: --quick (shorter windows), --freeze, --freeze-seconds=N, --faults=switchover,kill,freeze (which faults, in
+ * that order), --synchronous (Patroni's synchronous_mode), --synchronous-strict (and synchronous_mode_strict),
+ * --dcs=etcd (Patroni on etcd's v2 API instead of v3), --strict (exit 1 when a check is not met; otherwise the checks
+ * are reported only), --log-level=LEVEL (the service's LOG_LEVEL, default warn: the lines counted are the ones an
+ * outage adds), --rate=N (requests/s per load worker). The exit code is also 1 when the stack or the service cannot be
+ * brought up (nothing was measured). FAILOVER_KEEP_SCRATCH=1 keeps the scratch directory (the daemons' logs).
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -43,10 +44,15 @@ interface Options {
   dcs: 'etcd3' | 'etcd';
   logLevel: string;
   rate: number;
+  /** Which faults, in order (default: switchover and kill, and freeze with --freeze). */
+  faults: FaultName[];
 }
 
+type FaultName = 'switchover' | 'kill' | 'freeze';
+const FAULT_NAMES: FaultName[] = ['switchover', 'kill', 'freeze'];
+
 function parseOptions(argv: string[]): Options {
-  const options: Options = { quick: false, strict: false, freeze: false, freezeSeconds: 40, synchronous: false, synchronousStrict: false, dcs: 'etcd3', logLevel: 'warn', rate: 30 };
+  const options: Options = { quick: false, strict: false, freeze: false, freezeSeconds: 40, synchronous: false, synchronousStrict: false, dcs: 'etcd3', logLevel: 'warn', rate: 30, faults: [] };
   for (const arg of argv) {
     const [name, value] = arg.split('=', 2);
     if (name === '--quick') options.quick = true;
@@ -58,11 +64,14 @@ function parseOptions(argv: string[]): Options {
     else if (name === '--dcs' && (value === 'etcd3' || value === 'etcd')) options.dcs = value;
     else if (name === '--log-level' && value) options.logLevel = value;
     else if (name === '--rate' && Number(value) > 0) options.rate = Number(value);
+    else if (name === '--faults' && value && value.split(',').every((f) => FAULT_NAMES.includes(f as FaultName))) options.faults = value.split(',') as FaultName[];
     else {
-      process.stderr.write(`unknown option ${arg}\nusage: npm run test:failover -- [--quick] [--strict] [--freeze] [--freeze-seconds=N] [--synchronous] [--synchronous-strict] [--dcs=etcd3|etcd] [--log-level=LEVEL] [--rate=N]\n`);
+      process.stderr.write(`unknown option ${arg}\nusage: npm run test:failover -- [--quick] [--strict] [--freeze] [--freeze-seconds=N] [--synchronous] [--synchronous-strict] [--dcs=etcd3|etcd] [--log-level=LEVEL] [--rate=N] [--faults=switchover,kill,freeze]\n`);
       process.exit(2);
     }
   }
+  if (options.faults.length === 0) options.faults = options.freeze ? ['switchover', 'kill', 'freeze'] : ['switchover', 'kill'];
+  options.freeze = options.faults.includes('freeze');
   return options;
 }
 
@@ -184,7 +193,7 @@ async function main(): Promise<number> {
     }
   };
   const windows = options.quick ? { before: 3_000, after: 5_000 } : { before: 8_000, after: 12_000 };
-  log(`failover test${options.quick ? ' (quick)' : ''}: switchover, kill -9${options.freeze ? `, frozen primary ${options.freezeSeconds} s` : ''}; ${replicationMode(options)} replication; Patroni on etcd's ${options.dcs === 'etcd' ? 'v2' : 'v3'} API`);
+  log(`failover test${options.quick ? ' (quick)' : ''}: ${options.faults.join(', ')}; ${replicationMode(options)} replication; Patroni on etcd's ${options.dcs === 'etcd' ? 'v2' : 'v3'} API`);
 
   const packages = await step('packages', () => ensurePackages(log));
   log(`packages: ${Object.entries(packages.versions).map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -223,12 +232,10 @@ async function main(): Promise<number> {
     const fixture = await step('fixture', () => createFixture(client, 2));
     log(`organisation ${fixture.org}, environment ${fixture.env}, writer clusters ${fixture.writerClusters.join(', ')}`);
 
-    const faults: Fault[] = [
-      { name: 'switchover', perform: async () => ((s) => `switchover ${s.from} → ${s.to}`)(await stack.switchover()) },
-      { name: 'kill -9 primary', perform: async () => ((k) => `kill -9 of ${k.node}'s postmaster (${k.pid})`)(await stack.killPrimaryPostmaster()) },
-    ];
-    if (options.freeze)
-      faults.push({
+    const available: Record<FaultName, Fault> = {
+      switchover: { name: 'switchover', perform: async () => ((sw) => `switchover ${sw.from} → ${sw.to}`)(await stack.switchover()) },
+      kill: { name: 'kill -9 primary', perform: async () => ((k) => `kill -9 of ${k.node}'s postmaster (${k.pid})`)(await stack.killPrimaryPostmaster()) },
+      freeze: {
         name: `frozen primary ${options.freezeSeconds} s`,
         perform: async () => {
           const f = await stack.freezePrimary();
@@ -236,7 +243,9 @@ async function main(): Promise<number> {
           f.resume();
           return `SIGSTOP of ${f.node} (Patroni and ${f.pids.length - 1} PostgreSQL processes) for ${options.freezeSeconds} s`;
         },
-      });
+      },
+    };
+    const faults = options.faults.map((f) => available[f]);
 
     load = new Load(api.base, settings.adminToken, fixture, {
       perWorkerRate: options.rate,
@@ -341,8 +350,8 @@ async function main(): Promise<number> {
         if (top.length) process.stdout.write(`${r.fault}: ${role} log, most frequent: ${top.map(([m, n]) => `${n} × "${m}"`).join('; ')}\n`);
       }
     }
-    process.stdout.write(`\nchecks${options.strict ? '' : ' (reported only; --strict makes a failed check fail the run)'}:\n`);
-    for (const c of checkList) process.stdout.write(`  ${c.ok ? 'pass' : 'FAIL'}  ${c.fault}: ${c.check}\n`);
+    process.stdout.write(`\nchecks${options.strict ? '' : ' (reported only; with --strict one not met fails the run)'}:\n`);
+    for (const c of checkList) process.stdout.write(`  ${c.ok ? 'met    ' : 'NOT MET'}  ${c.fault}: ${c.check}\n`);
     log(`results: ${path.relative(ROOT, file)}; ${load.records.length} requests`);
     return options.strict && failedChecks.length > 0 ? 1 : 0;
   } finally {
