@@ -22,7 +22,7 @@ export interface LogLine {
   /** pino's numeric level; null for a line that is not JSON (or stderr). */
   level: number | null;
   msg: string;
-  /** The logged error's class (pino's `err.type`), when the line carries one. */
+  /** The logged error's class (pino's `err.type`) and code, when the line carries one. */
   errType?: string;
   stream: 'stdout' | 'stderr';
 }
@@ -122,9 +122,10 @@ export async function startService(scratch: Scratch, role: 'api' | 'worker', set
 export function parseLine(text: string, stream: 'stdout' | 'stderr', at = Date.now()): LogLine {
   if (stream === 'stdout' && text.startsWith('{')) {
     try {
-      const j = JSON.parse(text) as { level?: unknown; msg?: unknown; err?: { type?: unknown } };
+      const j = JSON.parse(text) as { level?: unknown; msg?: unknown; err?: { type?: unknown; code?: unknown } };
       if (typeof j.level === 'number') {
-        const errType = typeof j.err?.type === 'string' ? j.err.type : undefined;
+        // The class and, for a database error, its SQLSTATE or errno code (57P01, ECONNRESET, ...).
+        const errType = typeof j.err?.type === 'string' ? `${j.err.type}${typeof j.err.code === 'string' ? ` ${j.err.code}` : ''}` : undefined;
         return { at, level: j.level, msg: typeof j.msg === 'string' ? j.msg : '', ...(errType ? { errType } : {}), stream };
       }
     } catch {

@@ -76,6 +76,7 @@ describe('failover report', () => {
       errType: 'QueryFailedError',
       stream: 'stdout',
     });
+    expect(parseLine('{"level":50,"msg":"x","err":{"type":"QueryFailedError","code":"57P01"}}', 'stdout', 5).errType).toBe('QueryFailedError 57P01');
     expect(parseLine('{"level":30,"msg":"ok"}', 'stdout', 5).errType).toBeUndefined();
     expect(parseLine('Migrations applied.', 'stdout', 5).level).toBeNull();
     expect(parseLine('{"level":50}', 'stderr', 5).level).toBeNull();
