@@ -90,22 +90,7 @@ export class HaStack {
 
     const etcdDir = this.scratch.path('etcd');
     fs.mkdirSync(etcdDir, { mode: 0o700 });
-    this.scratch.spawnDaemon(
-      'etcd',
-      'etcd',
-      [
-        '--name', 'etcd1',
-        '--data-dir', path.join(etcdDir, 'data'),
-        '--listen-client-urls', `http://127.0.0.1:${this.etcdPort}`,
-        '--advertise-client-urls', `http://127.0.0.1:${this.etcdPort}`,
-        '--listen-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-        '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeerPort}`,
-        '--initial-cluster', `etcd1=http://127.0.0.1:${etcdPeerPort}`,
-        '--initial-cluster-state', 'new',
-        ...(this.options.dcs === 'etcd' ? ['--enable-v2=true'] : []),
-      ],
-      path.join(etcdDir, 'etcd.log'),
-    );
+    this.scratch.spawnDaemon('etcd', 'etcd', etcdArgs(path.join(etcdDir, 'data'), this.etcdPort, etcdPeerPort, this.options.dcs), path.join(etcdDir, 'etcd.log'));
     await waitFor('etcd', 30_000, async () => (await fetch(`http://127.0.0.1:${this.etcdPort}/health`)).ok);
     log(`etcd on 127.0.0.1:${this.etcdPort}`);
 
@@ -252,65 +237,11 @@ export class HaStack {
 
   private writePatroniConfig(node: PatroniNode): void {
     fs.mkdirSync(node.dir, { mode: 0o700 });
-    const socketDir = node.dir;
-    const config = {
-      scope: SCOPE,
-      namespace: '/service/',
-      name: node.name,
-      log: { level: 'INFO' },
-      restapi: { listen: `127.0.0.1:${node.restPort}`, connect_address: `127.0.0.1:${node.restPort}` },
-      [this.options.dcs]: { hosts: [`127.0.0.1:${this.etcdPort}`] },
-      bootstrap: {
-        dcs: {
-          ...PATRONI_TIMING,
-          maximum_lag_on_failover: 1024 * 1024,
-          synchronous_mode: this.options.synchronous || this.options.synchronousStrict,
-          synchronous_mode_strict: this.options.synchronousStrict,
-          postgresql: {
-            use_pg_rewind: true,
-            use_slots: true,
-            parameters: {
-              wal_level: 'replica',
-              hot_standby: 'on',
-              wal_log_hints: 'on',
-              max_connections: 100,
-              max_wal_senders: 10,
-              max_replication_slots: 10,
-              wal_keep_size: '128MB',
-            },
-          },
-        },
-        initdb: [{ encoding: 'UTF8' }, { locale: 'C' }],
-        pg_hba: [
-          'local all all trust',
-          'host replication replicator 127.0.0.1/32 scram-sha-256',
-          'host all all 127.0.0.1/32 scram-sha-256',
-        ],
-      },
-      postgresql: {
-        listen: `127.0.0.1:${node.pgPort}`,
-        connect_address: `127.0.0.1:${node.pgPort}`,
-        data_dir: node.dataDir,
-        bin_dir: PG_BIN,
-        pgpass: path.join(node.dir, 'pgpass'),
-        // A replica's first copy starts at once, not after a spread checkpoint (minutes at the default settings).
-        basebackup: [{ checkpoint: 'fast' }],
-        authentication: {
-          superuser: { username: 'postgres', password: this.superuserPassword },
-          replication: { username: 'replicator', password: this.replicationPassword },
-          rewind: { username: 'rewinder', password: this.rewindPassword },
-        },
-        parameters: {
-          unix_socket_directories: socketDir,
-          shared_buffers: '64MB',
-          // Quieter than the default on a shared two-core machine; fsync stays on.
-          max_worker_processes: 4,
-        },
-      },
-      // No watchdog device on this machine (and three nodes on one host cannot each own one): off, said explicitly.
-      watchdog: { mode: 'off' },
-      tags: { nofailover: false, noloadbalance: false, clonefrom: false, nosync: false },
-    };
+    const config = patroniConfig(node, this.etcdPort, this.options, {
+      superuser: this.superuserPassword,
+      replication: this.replicationPassword,
+      rewind: this.rewindPassword,
+    });
     fs.writeFileSync(path.join(node.dir, 'patroni.yml'), stringify(config), { mode: 0o600 });
     if (this.runAs) execFileSync('chown', ['-R', `${this.runAs}:${this.runAs}`, node.dir]);
     this.scratch.addDataDir(node.dataDir);
@@ -344,30 +275,111 @@ export class HaStack {
   }
 
   private writeHaproxyConfig(): void {
-    const servers = this.nodes.map((n) => `    server ${n.name} 127.0.0.1:${n.pgPort} maxconn 200 check port ${n.restPort}`);
-    const config = [
-      'global',
-      '    maxconn 1000',
-      '',
-      'defaults',
-      '    mode tcp',
-      '    retries 2',
-      '    timeout connect 2s',
-      // PostgreSQL connections (the service's pool, its LISTEN connection) are long-lived.
-      '    timeout client 30m',
-      '    timeout server 30m',
-      '    timeout check 2s',
-      '',
-      'listen primary',
-      `    bind 127.0.0.1:${this.haproxyPort}`,
-      '    option httpchk GET /primary',
-      '    http-check expect status 200',
-      `    default-server ${HAPROXY_CHECK} on-marked-down shutdown-sessions`,
-      ...servers,
-      '',
-    ].join('\n');
-    fs.writeFileSync(this.scratch.path('haproxy.cfg'), config);
+    fs.writeFileSync(this.scratch.path('haproxy.cfg'), haproxyConfig(this.haproxyPort, this.nodes));
   }
+}
+
+/** etcd's command line: one member, client and peer addresses on loopback; the v2 API only when Patroni uses it. */
+export function etcdArgs(dataDir: string, clientPort: number, peerPort: number, dcs: HaStackOptions['dcs']): string[] {
+  return [
+    '--name', 'etcd1',
+    '--data-dir', dataDir,
+    '--listen-client-urls', `http://127.0.0.1:${clientPort}`,
+    '--advertise-client-urls', `http://127.0.0.1:${clientPort}`,
+    '--listen-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
+    '--initial-cluster', `etcd1=http://127.0.0.1:${peerPort}`,
+    '--initial-cluster-state', 'new',
+    ...(dcs === 'etcd' ? ['--enable-v2=true'] : []),
+  ];
+}
+
+/** One node's patroni.yml: everything on loopback, the socket in the node's own directory, no watchdog. */
+export function patroniConfig(node: PatroniNode, etcdPort: number, options: HaStackOptions, passwords: { superuser: string; replication: string; rewind: string }) {
+  return {
+    scope: SCOPE,
+    namespace: '/service/',
+    name: node.name,
+    log: { level: 'INFO' },
+    restapi: { listen: `127.0.0.1:${node.restPort}`, connect_address: `127.0.0.1:${node.restPort}` },
+    [options.dcs]: { hosts: [`127.0.0.1:${etcdPort}`] },
+    bootstrap: {
+      dcs: {
+        ...PATRONI_TIMING,
+        maximum_lag_on_failover: 1024 * 1024,
+        synchronous_mode: options.synchronous || options.synchronousStrict,
+        synchronous_mode_strict: options.synchronousStrict,
+        postgresql: {
+          use_pg_rewind: true,
+          use_slots: true,
+          parameters: {
+            wal_level: 'replica',
+            hot_standby: 'on',
+            wal_log_hints: 'on',
+            max_connections: 100,
+            max_wal_senders: 10,
+            max_replication_slots: 10,
+            wal_keep_size: '128MB',
+          },
+        },
+      },
+      initdb: [{ encoding: 'UTF8' }, { locale: 'C' }],
+      pg_hba: [
+        'local all all trust',
+        'host replication replicator 127.0.0.1/32 scram-sha-256',
+        'host all all 127.0.0.1/32 scram-sha-256',
+      ],
+    },
+    postgresql: {
+      listen: `127.0.0.1:${node.pgPort}`,
+      connect_address: `127.0.0.1:${node.pgPort}`,
+      data_dir: node.dataDir,
+      bin_dir: PG_BIN,
+      pgpass: path.join(node.dir, 'pgpass'),
+      // A replica's first copy starts at once, not after a spread checkpoint (minutes at the default settings).
+      basebackup: [{ checkpoint: 'fast' }],
+      authentication: {
+        superuser: { username: 'postgres', password: passwords.superuser },
+        replication: { username: 'replicator', password: passwords.replication },
+        rewind: { username: 'rewinder', password: passwords.rewind },
+      },
+      parameters: {
+        unix_socket_directories: node.dir,
+        shared_buffers: '64MB',
+        // Quieter than the default on a shared two-core machine; fsync stays on.
+        max_worker_processes: 4,
+      },
+    },
+    // No watchdog device on this machine (and three nodes on one host cannot each own one): off, said explicitly.
+    watchdog: { mode: 'off' },
+    tags: { nofailover: false, noloadbalance: false, clonefrom: false, nosync: false },
+  };
+}
+
+/** HAProxy in front of the three members: a connection goes to the one whose Patroni answers GET /primary with 200. */
+export function haproxyConfig(port: number, nodes: PatroniNode[]): string {
+  const servers = nodes.map((n) => `    server ${n.name} 127.0.0.1:${n.pgPort} maxconn 200 check port ${n.restPort}`);
+  return [
+    'global',
+    '    maxconn 1000',
+    '',
+    'defaults',
+    '    mode tcp',
+    '    retries 2',
+    '    timeout connect 2s',
+    // PostgreSQL connections (the service's pool, its LISTEN connection) are long-lived.
+    '    timeout client 30m',
+    '    timeout server 30m',
+    '    timeout check 2s',
+    '',
+    'listen primary',
+    `    bind 127.0.0.1:${port}`,
+    '    option httpchk GET /primary',
+    '    http-check expect status 200',
+    `    default-server ${HAPROXY_CHECK} on-marked-down shutdown-sessions`,
+    ...servers,
+    '',
+  ].join('\n');
 }
 
 /** A connection's late errors (its server stopped under it) are expected here: the query that fails says so. */
