@@ -21,6 +21,8 @@ export interface TrackedProcess {
 
 interface ScratchState {
   ownerPid: number;
+  /** The owner's start time (clock ticks after boot), so that a recycled PID is not taken for the owner. */
+  ownerStart?: string;
   processes: { name: string; pid: number; marker: string }[];
 }
 
@@ -42,6 +44,16 @@ export function isAlive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** A process's start time in clock ticks after boot (/proc/PID/stat field 22), undefined when it is gone. */
+export function startTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
   }
 }
 
@@ -181,6 +193,7 @@ export class Scratch {
   private save(): void {
     const state: ScratchState & { dataDirs: string[] } = {
       ownerPid: process.pid,
+      ownerStart: startTime(process.pid),
       processes: this.tracked.map(({ name, pid, marker }) => ({ name, pid, marker })),
       dataDirs: this.dataDirs,
     };
@@ -216,7 +229,7 @@ function reapStaleRuns(): void {
     } catch {
       continue;
     }
-    if (isAlive(state.ownerPid) && (commandLine(state.ownerPid) ?? '').includes('failover')) continue;
+    if (isAlive(state.ownerPid) && (state.ownerStart === undefined || startTime(state.ownerPid) === state.ownerStart)) continue;
     const postmasters = (state.dataDirs ?? []).flatMap((d) => {
       const pid = postmasterPid(d);
       return pid ? [{ pid, marker: d }] : [];

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { etcdArgs, haproxyConfig, patroniConfig, type PatroniNode } from '../failover/ha-stack';
-import { isAlive, Scratch, SCRATCH_PREFIX, sleep } from '../failover/processes';
+import { isAlive, Scratch, SCRATCH_PREFIX, sleep, startTime } from '../failover/processes';
 
 /**
  * What docs/operations.md says about the failover test's stack: everything on loopback (nothing reaches another
@@ -81,15 +81,20 @@ describe('failover scratch directory and processes', () => {
         dataDirs: [],
       }),
     );
+    // A live run's directory is left alone.
+    const live = fs.mkdtempSync(path.join(os.tmpdir(), SCRATCH_PREFIX));
+    fs.writeFileSync(path.join(live, 'state.json'), JSON.stringify({ ownerPid: process.pid, ownerStart: startTime(process.pid), processes: [], dataDirs: [] }));
     const scratch = new Scratch();
     try {
       await sleep(200);
+      expect(fs.existsSync(live)).toBe(true);
       expect(isAlive(left.pid!)).toBe(false);
       expect(fs.existsSync(dir)).toBe(false);
       expect(isAlive(stranger.pid!)).toBe(true);
     } finally {
       stranger.kill('SIGKILL');
       scratch.killAllNow();
+      fs.rmSync(live, { recursive: true, force: true });
     }
   });
 });
