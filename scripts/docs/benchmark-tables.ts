@@ -1,3 +1,5 @@
+import { renderTable as renderFailoverTable } from '../../test/failover/report';
+
 /**
  * How each benchmark's newest result in bench/results/*.json is shown in docs/performance.md
  * (npm run docs:performance, docs/adr/0092-docs-generated-from-code.md). A benchmark adds its table by adding one
@@ -31,6 +33,9 @@ const n = (v: number | null | undefined) => (v === null || v === undefined ? '' 
 const bold = (v: number | null | undefined) => (v === null || v === undefined ? '' : `**${v}**`);
 
 const notBefore = (_result: Json, file: string) => !/before/.test(file);
+
+/** The result files of `npm run test:failover` (bench/results/failover-<date>[-quick].json). */
+export const FAILOVER_RESULTS = /^failover-.*\.json$/;
 
 export const BENCHMARK_TABLES: BenchmarkTable[] = [
   {
@@ -184,6 +189,24 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
         table(['measure', 'unloaded p50 / p99', 'loaded p50 / p99', 'p99 ratio', 'target'], [row('`/health`', r.results.health), row("another organisation's cluster GET", r.results.otherGet)]),
         '',
         `Targets met: ${r.met ? 'yes' : 'no'}. Service CPU (% of one core), unloaded → loaded: main thread ${cpu.unloaded.mainThread} → ${cpu.loaded.mainThread}, other threads ${cpu.unloaded.otherThreads} → ${cpu.loaded.otherThreads}.`,
+      ].join('\n');
+    },
+  },
+  {
+    title: 'Failover: switchover, kill -9 and a frozen primary under load',
+    command: 'npm run test:failover',
+    files: FAILOVER_RESULTS,
+    measuredAt: (r) => r.startedAt,
+    accepts: (r) => !r.quick,
+    render: (r) => {
+      const p = r.packages;
+      return [
+        `${r.durationSeconds} s in all on ${r.cpus} cores. Patroni ${p.patroni}, etcd ${p['etcd-server']}, HAProxy ${p.haproxy}, PostgreSQL ${p['postgresql-15']} ` +
+          `(Debian's packages); ${r.patroni.replication} replication, Patroni on etcd's ${r.patroni.dcs === 'etcd' ? 'v2' : 'v3'} API ` +
+          `(ttl ${r.patroni.ttl} s, loop_wait ${r.patroni.loop_wait} s, retry_timeout ${r.patroni.retry_timeout} s); HAProxy \`${r.patroni.haproxyCheck}\`. ` +
+          `${r.service.topology}; load ${r.service.load}; the service's LOG_LEVEL ${r.service.logLevel}.`,
+        '',
+        renderFailoverTable(r.faults),
       ].join('\n');
     },
   },

@@ -1,12 +1,15 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { BENCHMARK_TABLES, type BenchmarkTable, type Json } from './benchmark-tables';
+import { BENCHMARK_TABLES, FAILOVER_RESULTS, type BenchmarkTable, type Json } from './benchmark-tables';
 import { type Region, withRegion } from './marked-region';
 
 /** The latest results of docs/performance.md, generated from the newest result of each benchmark in bench/results. */
 export const PERFORMANCE_DOC = path.resolve(__dirname, '../../docs/performance.md');
 export const RESULTS_DIR = path.resolve(__dirname, '../../bench/results');
 export const PERFORMANCE_REGION: Region = { name: 'latest-results', command: 'npm run docs:performance' };
+/** docs/operations.md's Failover section shows the failover test's newest table too (written by the same command). */
+export const OPERATIONS_DOC = path.resolve(__dirname, '../../docs/operations.md');
+export const FAILOVER_REGION: Region = { name: 'failover-results', command: 'npm run docs:performance' };
 
 /** The newest accepted result of a benchmark, with its file name. */
 export function newestResult(benchmark: BenchmarkTable, dir = RESULTS_DIR): { file: string; result: Json; at: string } | undefined {
@@ -29,7 +32,16 @@ export function renderLatestResults(dir = RESULTS_DIR): string {
   }).join('\n\n');
 }
 
+/** The failover test's newest full run, as docs/operations.md shows it. */
+export function renderFailoverResults(dir = RESULTS_DIR): string {
+  const failover = BENCHMARK_TABLES.find((b) => b.files === FAILOVER_RESULTS)!;
+  const newest = newestResult(failover, dir);
+  if (!newest) return 'No result in `bench/results/` yet.';
+  return `\`bench/results/${newest.file}\`, run ${newest.at.slice(0, 10)} ${newest.at.slice(11, 16)} UTC.\n\n${failover.render(newest.result)}`;
+}
+
 if (require.main === module) {
   fs.writeFileSync(PERFORMANCE_DOC, withRegion(fs.readFileSync(PERFORMANCE_DOC, 'utf8'), PERFORMANCE_REGION, renderLatestResults()));
-  process.stdout.write(`wrote the latest results of ${BENCHMARK_TABLES.length} benchmarks into docs/performance.md\n`);
+  fs.writeFileSync(OPERATIONS_DOC, withRegion(fs.readFileSync(OPERATIONS_DOC, 'utf8'), FAILOVER_REGION, renderFailoverResults()));
+  process.stdout.write(`wrote the latest results of ${BENCHMARK_TABLES.length} benchmarks into docs/performance.md, and the failover table into docs/operations.md\n`);
 }
