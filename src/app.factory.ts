@@ -14,6 +14,7 @@ import * as path from 'path';
 import { Client } from 'pg';
 import { AppModule } from './app.module';
 import { DemoDataService } from './demo/demo-data.service';
+import { DEMO_PATH_PARAMETER_EXAMPLES } from './demo/demo-identities';
 import { ServiceState } from './health/service-state';
 import { hardenHttp } from './http-hardening';
 import { ApplicationLogger, lazyRequestLoggerFactory, requestLogger } from './logging';
@@ -126,7 +127,7 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
     .addSecurityRequirements('token')
     .addSecurityRequirements('bearer');
   const routes = readRoutes(app.get(ModulesContainer));
-  return polishOpenApi(describeOperations(SwaggerModule.createDocument(app, builder.build()), routes), publicOperations(routes));
+  return polishOpenApi(describeOperations(SwaggerModule.createDocument(app, builder.build()), routes), publicOperations(routes), DEMO_PATH_PARAMETER_EXAMPLES);
 }
 
 export async function createApp(

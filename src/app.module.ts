@@ -2,6 +2,8 @@ import { ServiceState } from './health/service-state';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module';
+import { AuditEventSink } from './audit/audit-event-sink';
+import { WebhookOutbox } from './webhooks/webhook-outbox';
 import { AuthModule } from './auth/auth.module';
 import { CatalogModule } from './catalog/catalog.module';
 import { CommonModule } from './common/common.module';
@@ -12,6 +14,7 @@ import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { JobsModule } from './jobs/jobs.module';
 import { ExecutorModule } from './executor/executor.module';
+import { EXECUTOR_WORKER } from './worker/executor-worker';
 import { MetricsModule } from './metrics/metrics.module';
 import { TokensModule } from './tokens/tokens.module';
 import { UsersModule } from './users/users.module';
@@ -25,14 +28,20 @@ import { UpgradesModule } from './upgrades/upgrades.module';
 import { SchedulerModule } from './scheduler/scheduler.module';
 import { ObservabilityModule } from './observability/observability.module';
 import { ClustersModule } from './clusters/clusters.module';
+import { ClusterChangeGate } from './clusters/cluster-change-gate';
+import { ClusterPolicyEnforcer } from './policies/cluster-policy-enforcer';
 import { WebhooksModule } from './webhooks/webhooks.module';
+import { WebhookOutboxModule } from './webhooks/webhook-outbox.module';
 import { RetentionModule } from './retention/retention.module';
 import { PoliciesModule } from './policies/policies.module';
 import { DemoModule } from './demo/demo.module';
+import { AdminModule } from './admin/admin.module';
+import { ProvisioningModule } from './provisioning/provisioning.module';
 
 /** Feature modules, one per bounded context (docs/architecture.md). */
 const FEATURE_MODULES = [
   ClustersModule,
+  ProvisioningModule,
   ObservabilityModule,
   EnvironmentsModule,
   CloudAccountsModule,
@@ -49,6 +58,7 @@ const FEATURE_MODULES = [
   WebhooksModule,
   RetentionModule,
   PoliciesModule,
+  AdminModule,
   DemoModule,
 ];
 
@@ -58,8 +68,14 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      providers: [{ provide: ServiceState, useValue: state }],
-      exports: [ServiceState],
+      providers: [
+        { provide: ServiceState, useValue: state },
+        // The ports a lower module declares, bound to the higher module that implements them (docs/architecture.md,
+        // "Module layers"): the app is the one place that knows both.
+        { provide: AuditEventSink, useExisting: WebhookOutbox },
+        { provide: ClusterChangeGate, useExisting: ClusterPolicyEnforcer },
+      ],
+      exports: [ServiceState, AuditEventSink, ClusterChangeGate],
       imports: [
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config, logDestination)),
@@ -67,8 +83,9 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         MetricsModule,
         JobsModule,
-        ExecutorModule,
+        ExecutorModule.forRoot(EXECUTOR_WORKER),
         AuditModule,
+        WebhookOutboxModule,
         AuthModule,
         ...FEATURE_MODULES,
       ],

@@ -3,6 +3,7 @@ import type { LoggerService } from '@nestjs/common';
 import { ClsServiceManager } from 'nestjs-cls';
 import type { Params } from 'nestjs-pino';
 import pino, { Logger as PinoInstance } from 'pino';
+import { CLS_REQUEST_ID } from './common/request-id';
 import { secretPropertyNames } from './common/secret-fields';
 import { REDACTED, redactUrlsInText } from './common/secret-text';
 import type { AppConfig } from './config/app-config';
@@ -59,9 +60,6 @@ export function requestLogger(config: AppConfig, destination?: NodeJS.WritableSt
 
 /** Nest's own start-up chatter (module wiring, one line per route): useful when debugging, noise otherwise. */
 const FRAMEWORK_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
-
-/** Where the request context (nestjs-cls, set up in src/database/database.module.ts) keeps Fastify's request id. */
-export const CLS_REQUEST_ID = 'request.id';
 
 /** The id of the request being handled, or undefined outside a request (start-up, background work). */
 function currentRequestId(): string | undefined {

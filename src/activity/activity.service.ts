@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
-import type { Actor } from '../auth/principal';
+import type { Actor } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
 import { SqlPart, sqlParams } from '../common/sql-params';

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, PlatformAdminOnly, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiExecutorErrors } from '../executor/executor-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';

@@ -1,12 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { CatalogAdminService } from '../catalog/catalog-admin.service';
 import { PlatformKubernetesVersionResponse } from '../catalog/dto/catalog.dto';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, Page, PageQueryDto, PagingDoc } from '../common/paging';
 import { AdminClusterVersionResponse } from '../catalog/dto/catalog.dto';
-import { CreateClusterVersionRequest, UpdateClusterVersionRequest } from './dto/catalog-admin.dto';
+import { CreateClusterVersionRequest, UpdateClusterVersionRequest } from '../catalog/dto/catalog-admin.dto';
 
 /** Cluster versions, for platform administrators (everyone else 403). Lists are pages (form A) in semver order. */
 /** Every version list: form A, in ascending semantic-version order unless `sort` says otherwise. */

@@ -5,7 +5,7 @@ import { Body, Controller, Get, NotFoundException, Param, Put, Query } from '@ne
 import { ApiOkResponse, ApiParam, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
 import { IsBoolean, IsOptional, IsString, IsUUID, Length } from 'class-validator';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
@@ -13,9 +13,9 @@ import { QueryBoolean } from '../clusters/dto/validators';
 import { ClustersQueryService } from '../clusters/clusters-query.service';
 import { ClusterDetailQuery, ClusterResponse } from '../clusters/dto/cluster.dto';
 import { ClusterView } from '../clusters/cluster-view';
-import { CLUSTER_SORTABLE } from '../clusters/clusters.controller';
+import { CLUSTER_SORTABLE } from '../clusters/clusters-query.service';
 import { UpdateClusterCommand, UpdateClusterUseCase } from '../clusters/use-cases/update-cluster.use-case';
-import { OrganisationEntity } from '../organisations/organisation.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
 
 export class AdminClusterListQuery extends PageQueryDto {
   @ApiPropertyOptional({ default: false, description: 'true adds actualState' })
@@ -42,7 +42,7 @@ export class AdminUpdateClusterRequest {
   version: string;
 }
 
-/** Platform operators' view of every organisation's clusters (registered by ClustersModule). */
+/** Platform operators' view of every organisation's clusters (registered by AdminModule). */
 @ApiTags('Platform administration')
 @Controller('admin/v1/clusters')
 @PlatformAdminOnly()

@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { CurrentPrincipal, PlatformAdminOnly, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
@@ -11,7 +12,7 @@ import {
   ScheduledClusterUpgradeResponse,
   UpdateScheduledClusterUpgradeRequest,
 } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
-import { UPGRADE_SORTABLE } from '../upgrades/scheduled-cluster-upgrades.controller';
+import { UPGRADE_SORTABLE } from '../upgrades/upgrades.service';
 import { UpgradesService } from '../upgrades/upgrades.service';
 
 const upgradeIdentity = new ParseUUIDPipe({

@@ -1,11 +1,11 @@
 import { Body, Controller, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { CatalogAdminService } from '../catalog/catalog-admin.service';
 import { UpdateChannelResponse } from '../catalog/dto/catalog.dto';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, Page, PageQueryDto } from '../common/paging';
-import { CreateUpdateChannelRequest, UpdateUpdateChannelRequest } from './dto/catalog-admin.dto';
+import { CreateUpdateChannelRequest, UpdateUpdateChannelRequest } from '../catalog/dto/catalog-admin.dto';
 
 /** Update channels, for platform administrators (everyone else 403). The list is a page (form A) by name. */
 @ApiTags('Platform administration')

@@ -1,5 +1,3 @@
-import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
-
 /**
  * The audit event types an organisation's changes are recorded under (and so the webhook event types of the same
  * name). Platform-wide records without an organisation (users, personal access tokens, catalog versions and
@@ -67,8 +65,16 @@ export const ORGANISATION_AUDIT_EVENT_TYPES = [
   'SCHEDULED_CLUSTER_UPGRADE_CREATED',
   'SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED',
   'SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED',
-  // A scheduled upgrade moving to a status is recorded as SCHEDULED_CLUSTER_UPGRADE_<status>.
-  ...SCHEDULED_UPGRADE_STATUSES.map((s) => `SCHEDULED_CLUSTER_UPGRADE_${s}` as const),
+  // A scheduled upgrade moving to a status is recorded as SCHEDULED_CLUSTER_UPGRADE_<status>, one per status of
+  // SCHEDULED_UPGRADE_STATUSES (the scheduler's upgradeStatusEventType does not compile when one is missing here).
+  'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED',
+  'SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED',
+  'SCHEDULED_CLUSTER_UPGRADE_UPDATED',
+  'SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED',
+  'SCHEDULED_CLUSTER_UPGRADE_CANCELLED',
+  'SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED',
+  'SCHEDULED_CLUSTER_UPGRADE_FAILED',
+  'SCHEDULED_CLUSTER_UPGRADE_MISSED',
   'WEBHOOK_CREATED',
   'WEBHOOK_DELETED',
   'WEBHOOK_DELIVERY_REDELIVERED',
@@ -77,6 +83,7 @@ export const ORGANISATION_AUDIT_EVENT_TYPES = [
   'WEBHOOK_SECRET_ROTATED',
   'WEBHOOK_UPDATED',
 ] as const;
+export type OrganisationAuditEventType = (typeof ORGANISATION_AUDIT_EVENT_TYPES)[number];
 
 /** Audit types recorded without an organisation: nobody subscribes to them. */
 export const PLATFORM_AUDIT_EVENT_TYPES = [

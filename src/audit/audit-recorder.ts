@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
-import { Actor, actorOf, currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
+import { Actor, actorOf, currentPrincipal, SYSTEM_ACTOR } from '../identity/principal';
 import type { AuditDetails } from './audit-event.entity';
 
 export interface AuditRef {

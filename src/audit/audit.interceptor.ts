@@ -1,7 +1,7 @@
 import { CallHandler, ExecutionContext, Injectable, Logger, NestInterceptor, SetMetadata } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { from, lastValueFrom, Observable } from 'rxjs';
-import { actorOf, Principal, SYSTEM_ACTOR } from '../auth/principal';
+import { actorOf, Principal, SYSTEM_ACTOR } from '../identity/principal';
 import { AuditedTransaction, OWN_TRANSACTION } from './audited-transaction';
 import { AuditRecorder } from './audit-recorder';
 

@@ -2,16 +2,16 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
 import { activitySentence, ActivityService } from '../activity/activity.service';
-import type { Actor } from '../auth/principal';
+import type { Actor } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
 import { SqlPart, sqlParams } from '../common/sql-params';
 import type { AuditDetails } from './audit-event.entity';
-import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { AuditEventSink } from './audit-event-sink';
 import { AuditEntry, AuditRecorder } from './audit-recorder';
 
 /**
- * Writes audit rows, the matching activity event and the webhook outbox rows, all in the caller's
+ * Writes audit rows, the matching activity event and what the event sink adds (the webhook outbox rows), all in the caller's
  * transaction (so an event is delivered exactly when its change committed).
  */
 @Injectable()
@@ -20,7 +20,7 @@ export class AuditService {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
     private readonly activity: ActivityService,
-    private readonly outbox: WebhookOutbox,
+    private readonly events: AuditEventSink,
     private readonly recorder: AuditRecorder,
   ) {}
 
@@ -78,7 +78,7 @@ export class AuditService {
     // transaction (a PATCH holds its cluster's row lock until COMMIT) instead of three or more.
     const message = redactForRecord(entry.message ?? activitySentence(entry.type, actor.username, subject)) as string;
     const activity = this.activity.insert(entry.organisation.id, entry.type, message, actor);
-    const events = this.outbox.auditEventCtes(
+    const events = this.events.auditEventCtes(
       entry.organisation,
       entry.type,
       {

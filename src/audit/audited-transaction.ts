@@ -1,7 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, SetMetadata } from '@nestjs/common';
-import type { Actor } from '../auth/principal';
+import type { Actor } from '../identity/principal';
 import { AuditEntry, AuditRecorder } from './audit-recorder';
 import { AuditService } from './audit.service';
 

@@ -7,7 +7,8 @@ import { Strategy as CustomStrategy } from 'passport-custom';
 import { ClsService } from 'nestjs-cls';
 import { AppConfig } from '../config/app-config';
 import { CredentialStrategy } from './credential.strategy';
-import { CLS_PRINCIPAL, IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY, Principal } from './principal';
+import { CLS_PRINCIPAL, Principal } from '../identity/principal';
+import { IS_PUBLIC, METRICS_TOKEN_ACCEPTED, PLATFORM_ADMIN_ONLY } from '../common/route-access';
 import { RateLimitState, rateLimitHeaders, RequestRateLimits } from './request-rate-limits';
 
 /** A metrics label for a 401, from its message. */

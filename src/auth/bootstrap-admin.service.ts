@@ -5,11 +5,11 @@ import * as path from 'path';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { AuditService } from '../audit/audit.service';
-import { SYSTEM_ACTOR } from './principal';
+import { SYSTEM_ACTOR } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { TokensService } from '../tokens/tokens.service';
-import { UserEntity } from '../users/user.entity';
+import { UserEntity } from '../identity/user.entity';
 
 /**
  * First start: when no user exists, create a platform administrator and one PAT for it, print the

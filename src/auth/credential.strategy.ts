@@ -4,7 +4,7 @@ import { hashToken, OrganisationPrefetch, TokensService, UNKNOWN_TOKEN_MESSAGE }
 import { UsersService } from '../users/users.service';
 import { OidcVerifier } from './oidc-verifier.service';
 import { PrincipalCache } from './principal-cache';
-import type { Principal } from './principal';
+import type { Principal } from '../identity/principal';
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 

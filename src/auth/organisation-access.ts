@@ -1,51 +1,20 @@
 import { isUuid } from '../common/uuid';
 import {
   CanActivate,
-  createParamDecorator,
   ExecutionContext,
   ForbiddenException,
   NotFoundException,
   Injectable,
-  SetMetadata,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { OrganisationEntity } from '../organisations/organisation.entity';
-import {
-  OrganisationMemberEntity,
-  OrganisationRole,
-  roleAtLeast,
-} from '../organisations/organisation-member.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationRole, roleAtLeast } from '../common/organisation-roles';
 import type { OrganisationPrefetch } from '../tokens/tokens.service';
-import type { Principal } from './principal';
-
-export interface OrgRoleOptions {
-  /** Path parameter holding the organisation; slug parameters by default. */
-  identityParam?: string;
-  /** Lets a platform administrator act without being a member (e.g. delete an organisation). */
-  platformAdmin?: boolean;
-}
-interface OrgRoleMeta extends OrgRoleOptions {
-  least: OrganisationRole;
-}
-
-export const ORG_ROLE = 'auth:org-role';
-/** The least organisation role a handler needs; the caller's membership is resolved once per request. */
-export const RequireOrgRole = (least: OrganisationRole, options: OrgRoleOptions = {}) =>
-  SetMetadata(ORG_ROLE, { least, ...options } satisfies OrgRoleMeta);
-
-export interface OrganisationContext {
-  organisation: OrganisationEntity;
-  member: OrganisationMemberEntity | null;
-  role: OrganisationRole;
-}
-
-/** The organisation named in the path and the caller's role in it. */
-export const OrgContext = createParamDecorator((_: unknown, ctx: ExecutionContext): OrganisationContext => {
-  const ctxValue = ctx.switchToHttp().getRequest().organisationContext as OrganisationContext | undefined;
-  if (!ctxValue) throw new Error('OrgContext used on a handler without @RequireOrgRole');
-  return ctxValue;
-});
+import type { Principal } from '../identity/principal';
+import type { OrganisationContext } from '../identity/organisation-context';
+import { ORG_ROLE, OrgRoleMeta } from '../common/route-access';
 
 const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
 

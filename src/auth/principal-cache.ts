@@ -5,11 +5,11 @@ import { DataSource, EntitySubscriberInterface } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { NotifyListener } from '../jobs/notify-listener';
 import { MetricsService } from '../metrics/metrics.service';
-import { OrganisationMemberEntity } from '../organisations/organisation-member.entity';
-import { OrganisationEntity } from '../organisations/organisation.entity';
-import { PersonalAccessTokenEntity } from '../tokens/personal-access-token.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationEntity } from '../identity/organisation.entity';
+import { PersonalAccessTokenEntity } from '../identity/personal-access-token.entity';
 import { OrganisationPrefetch, TokenFacts, TOUCH_LAST_USED_SQL } from '../tokens/tokens.service';
-import { UserEntity } from '../users/user.entity';
+import { UserEntity } from '../identity/user.entity';
 
 /** The channel the triggers of migration PrincipalCacheNotify notify on. */
 export const PRINCIPAL_CACHE_CHANNEL = 'cms_principal_cache';

@@ -2,7 +2,7 @@ import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import { AppConfig } from '../config/app-config';
 import { MetricsService } from '../metrics/metrics.service';
-import type { Principal } from './principal';
+import type { Principal } from '../identity/principal';
 
 /**
  * The budget that applied to a request, for the RateLimit-Limit / RateLimit-Remaining / RateLimit-Reset

@@ -6,7 +6,7 @@ import type {
   CreateUpdateChannelRequest,
   UpdateClusterVersionRequest,
   UpdateUpdateChannelRequest,
-} from '../admin/dto/catalog-admin.dto';
+} from './dto/catalog-admin.dto';
 import { auditDiff, snapshot } from '../audit/audit-diff';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';

@@ -1,6 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ClusterVersionsAdminController } from '../admin/cluster-versions-admin.controller';
-import { UpdateChannelsAdminController } from '../admin/update-channels-admin.controller';
 import { CatalogAdminService } from './catalog-admin.service';
 import { CatalogLoader } from './catalog-loader.service';
 import { CatalogController } from './catalog.controller';
@@ -13,8 +11,8 @@ import { OrgCatalogController } from './org-catalog.controller';
  * and use CatalogService (lookups) and the shared constants (ENVIRONMENT_TYPES, CLOUD_PROVIDER_TYPES).
  */
 @Module({
-  controllers: [CatalogController, OrgCatalogController, ClusterVersionsAdminController, UpdateChannelsAdminController],
+  controllers: [CatalogController, OrgCatalogController],
   providers: [CatalogLoader, CatalogService, CatalogAdminService],
-  exports: [CatalogLoader, CatalogService],
+  exports: [CatalogLoader, CatalogService, CatalogAdminService],
 })
 export class CatalogModule {}

@@ -1,6 +1,7 @@
 import { Controller, Get, Param, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { CatalogService } from './catalog.service';

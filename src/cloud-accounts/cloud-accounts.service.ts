@@ -10,7 +10,7 @@ import type { CloudProfileResponse } from '../catalog/dto/catalog.dto';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, Page, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { CloudAccountEntity } from './cloud-account.entity';
 import { CloudCredentialsEntity } from './cloud-credentials.entity';
 import {

@@ -9,7 +9,7 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { CloudAccountEntity } from './cloud-account.entity';
 import { CloudAccountsService } from './cloud-accounts.service';
 import { CloudCredentialsEntity } from './cloud-credentials.entity';

@@ -4,7 +4,7 @@ import { ConflictException, Injectable } from '@nestjs/common';
 import { stringify } from 'yaml';
 import { SecretBox } from '../common/secret-box';
 import { AppConfig } from '../config/app-config';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterAccessEntity, clusterOidcSecretContext } from './cluster-access.entity';
 import { ClusterLookup } from './cluster-lookup';
 import type { ClusterRow } from './cluster-read';

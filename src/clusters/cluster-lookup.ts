@@ -2,7 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { EnvironmentEntity } from '../environments/environment.entity';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { clusterInEnvironment, ClusterRow, EnvironmentRef } from './cluster-read';
 
 /** Finds environments and clusters named in a path, inside the caller's organisation (404 otherwise). */

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import * as ipaddr from 'ipaddr.js';
 import { ValidationFailedException } from '../common/errors';
 import { dropUnknownValue } from '../common/field-validation.pipe';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { checkByonPool, isByon } from './byon/byon-rules';
 import { catalogAddonName } from './addon-names';
 import { ClusterCatalog } from './cluster-catalog';

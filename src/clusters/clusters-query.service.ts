@@ -3,11 +3,14 @@ import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { clusterPage, ClusterScope } from './cluster-read';
 import { ClusterView, ViewOptions } from './cluster-view';
 import type { ClusterResponse } from './dto/cluster.dto';
+
+/** The properties cluster lists sort by: this service's allow-list, in its order. */
+export const CLUSTER_SORTABLE = ['id', 'name', 'slug', 'status', 'region', 'version', 'cloudProvider', 'createdAt', 'modifiedAt'] as const;
 
 /** API sort property -> SQL expression (alias c). */
 const SORTABLE: Record<string, string> = {

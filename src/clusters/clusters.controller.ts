@@ -1,12 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { DEMO_IDENTITIES } from '../demo/demo-identities';
 import { ApiBody, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OwnTransaction } from '../audit/audited-transaction';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
+import { registeredIdentity } from '../common/openapi-polish';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { ClusterView } from './cluster-view';
-import { ClustersQueryService } from './clusters-query.service';
+import { CLUSTER_SORTABLE, ClustersQueryService } from './clusters-query.service';
 import {
   ClusterDetailQuery,
   ClusterEnvListQuery,
@@ -31,7 +32,7 @@ const CREATE_CLUSTER_EXAMPLE = {
     '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
   value: {
     name: 'web',
-    cloudAccountIdentity: DEMO_IDENTITIES.cloudAccount,
+    cloudAccountIdentity: registeredIdentity('cloudAccountIdentity'),
     region: 'eu-central-1',
     version: '1.31.6',
     description: 'Customer-facing web shop',
@@ -45,9 +46,6 @@ const CREATE_CLUSTER_EXAMPLE = {
     ],
   },
 };
-
-/** The properties cluster lists sort by: the allow-list of ClustersQueryService, in its order. */
-export const CLUSTER_SORTABLE = ['id', 'name', 'slug', 'status', 'region', 'version', 'cloudProvider', 'createdAt', 'modifiedAt'] as const;
 
 @ApiTags('Clusters')
 @Controller('api/v1/orgs/:organisationSlug')

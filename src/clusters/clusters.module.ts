@@ -1,14 +1,12 @@
 import { Module } from '@nestjs/common';
-import { ClustersAdminController } from '../admin/clusters-admin.controller';
-import { ProvisioningModule } from '../provisioning/provisioning.module';
 import { AuthModule } from '../auth/auth.module';
-import { PoliciesModule } from '../policies/policies.module';
 import { NodeJoinController, NodeRegistrationsController } from './byon/node-join.controller';
 import { NodeJoinService } from './byon/node-join.service';
 import { ClusterAccessController } from './cluster-access.controller';
 import { ClusterAccessService } from './cluster-access.service';
 import { ClusterCatalog } from './cluster-catalog';
 import { ClusterLookup } from './cluster-lookup';
+import { ClusterMetrics } from './cluster-metrics';
 import { ClusterRules } from './cluster-rules';
 import { ClusterView } from './cluster-view';
 import { ClustersQueryService } from './clusters-query.service';
@@ -18,13 +16,14 @@ import { NodePoolsService } from './node-pools.service';
 import { CreateClusterUseCase } from './use-cases/create-cluster.use-case';
 import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
 
-/** Clusters, node pools and add-ons; the provisioning reconciler comes with it. */
+/** Clusters, node pools and add-ons (the provisioning reconciler that drives them: ProvisioningModule). */
 @Module({
-  imports: [ProvisioningModule, AuthModule, PoliciesModule],
-  controllers: [ClustersController, NodePoolsController, ClustersAdminController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
+  imports: [AuthModule],
+  controllers: [ClustersController, NodePoolsController, ClusterAccessController, NodeJoinController, NodeRegistrationsController],
   providers: [
     ClusterCatalog,
     ClusterLookup,
+    ClusterMetrics,
     ClusterRules,
     ClusterView,
     ClustersQueryService,
@@ -34,6 +33,6 @@ import { UpdateClusterUseCase } from './use-cases/update-cluster.use-case';
     ClusterAccessService,
     NodeJoinService,
   ],
-  exports: [ClustersQueryService, ClusterView, ProvisioningModule, CreateClusterUseCase],
+  exports: [ClustersQueryService, ClusterView, CreateClusterUseCase, UpdateClusterUseCase],
 })
 export class ClustersModule {}

@@ -1,6 +1,6 @@
 import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import type { EnvironmentRef } from './cluster-read';
 import type { ClusterNodePoolEntity } from './cluster-node-pool.entity';
 

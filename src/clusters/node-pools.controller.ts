@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrgContext, OrganisationContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { CreateClusterNodePoolDto, NodePoolResponse, UpdateNodePoolDto } from './dto/node-pool.dto';
 import { NodePoolsService } from './node-pools.service';

@@ -10,14 +10,14 @@ import { Clock } from '../common/clock';
 import { isByon } from './byon/byon-rules';
 import { NodePoolNodeEntity } from './byon/node-pool-node.entity';
 import type { EnvironmentRef } from './cluster-read';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from './cluster-node-pool.entity';
 import { ClusterRules } from './cluster-rules';
 import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
-import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
+import { ClusterChangeGate } from './cluster-change-gate';
 import { applyPoolDefaults, type CreateClusterNodePoolDto, type NodePoolResponse, type UpdateNodePoolDto } from './dto/node-pool.dto';
 
 const AUDITED = [
@@ -46,7 +46,7 @@ export class NodePoolsService {
     private readonly rules: ClusterRules,
     private readonly view: ClusterView,
     private readonly auditRecorder: AuditRecorder,
-    private readonly policies: ClusterPolicyEnforcer,
+    private readonly policies: ClusterChangeGate,
   ) {}
 
   private get repo() {

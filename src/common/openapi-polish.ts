@@ -4,7 +4,6 @@ import { SecretExtension, secretSentence } from './secret-fields';
 import { getMetadataStorage } from 'class-validator';
 import { toOpenApi31 } from './openapi-31';
 import { addExamples } from './openapi-examples';
-import { identityParameterExample, SLUG_PARAMETER_EXAMPLES } from '../demo/demo-identities';
 
 /**
  * Document-wide finishing touches on the generated OpenAPI document. Each operation's own facts are declared on
@@ -93,8 +92,44 @@ const OWN_CREDENTIAL_SCHEMES = {
 };
 
 const SLUG_SCHEMA = { type: 'string', pattern: '^[a-z0-9-_]+$', maxLength: 130 };
-/** Slug path parameters' examples: the demo organisation's names (src/demo/demo-identities.ts). */
-const SLUG_EXAMPLES = SLUG_PARAMETER_EXAMPLES;
+/** The path parameters that hold a slug (they get SLUG_SCHEMA). */
+export const SLUG_PATH_PARAMETERS = ['organisationSlug', 'environmentSlug', 'clusterSlug', 'cluster', 'tenantSlug', 'integrationSlug'] as const;
+export type SlugPathParameter = (typeof SLUG_PATH_PARAMETERS)[number];
+const isSlugParameter = (name: string): name is SlugPathParameter => (SLUG_PATH_PARAMETERS as readonly string[]).includes(name);
+
+/**
+ * Examples of path parameters, registered by the app (src/app.factory.ts hands in the demo organisation's names and
+ * identities, src/demo/demo-identities.ts), so that Try it out works on a fresh install. The ground layer does not
+ * know the demo: without a registration the parameters simply have no example.
+ */
+export interface PathParameterExamples {
+  slugs: Partial<Record<SlugPathParameter, string>>;
+  /** The example of a UUID path parameter of the operation at `path`. */
+  identity(path: string, name: string): string | undefined;
+}
+const NO_EXAMPLES: PathParameterExamples = { slugs: {}, identity: () => undefined };
+
+const REGISTERED_IDENTITY = /^<registered identity: ([A-Za-z]+)>$/;
+/**
+ * A value of a request body example that is the registered identity of this name (in the document: the demo
+ * organisation's, as for the path parameter of the same name), e.g. `cloudAccountIdentity: registeredIdentity('cloudAccountIdentity')`.
+ * polishOpenApi fills it in, and drops the property when no identity of that name is registered.
+ */
+export const registeredIdentity = (name: string): string => `<registered identity: ${name}>`;
+
+/** Fills the registered identities into an example value (in place, so each property keeps its place). */
+function fillRegisteredIdentities(value: unknown, path: string, examples: PathParameterExamples): void {
+  if (!value || typeof value !== 'object') return;
+  for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    const name = typeof v === 'string' ? REGISTERED_IDENTITY.exec(v)?.[1] : undefined;
+    if (!name) fillRegisteredIdentities(v, path, examples);
+    else {
+      const identity = examples.identity(path, name);
+      if (identity === undefined) delete (value as Record<string, unknown>)[key];
+      else (value as Record<string, unknown>)[key] = identity;
+    }
+  }
+}
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
@@ -105,7 +140,7 @@ type Operation = {
   responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
 };
 
-export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenAPIObject {
+export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, examples: PathParameterExamples = NO_EXAMPLES): OpenAPIObject {
   const used = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths)) {
     for (const [method, raw] of Object.entries(item as Record<string, Operation>)) {
@@ -115,9 +150,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       for (const p of op.parameters ?? []) {
         if (p.in !== 'path') continue;
         const schema = { ...(p.schema ?? {}) };
-        if (p.name in SLUG_EXAMPLES) {
+        if (isSlugParameter(p.name)) {
           Object.assign(schema, { ...SLUG_SCHEMA, ...schema, type: 'string' });
-          if (p.example === undefined && schema.example === undefined) p.example = SLUG_EXAMPLES[p.name];
+          const slugExample = examples.slugs[p.name];
+          if (slugExample !== undefined && p.example === undefined && schema.example === undefined) p.example = slugExample;
         }
         else if (p.name === 'nodePoolIdentity') {
           // The original client addresses node pools by their numeric id; the identity (UUID) works too.
@@ -126,7 +162,7 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
         } else if (/Identity$/.test(p.name)) Object.assign(schema, { type: 'string', format: 'uuid' });
         else if (!schema.type) schema.type = 'string';
         // UUID parameters pre-fill the demo organisation's resource (created on a fresh install), so Try it out works.
-        const identityExample = identityParameterExample(path, p.name);
+        const identityExample = examples.identity(path, p.name);
         if (identityExample && p.example === undefined && schema.example === undefined) p.example = identityExample;
         p.schema = schema;
         p.required = true;
@@ -136,6 +172,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>): OpenA
       op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
       op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
+        for (const media of Object.values((op.requestBody as { content?: Record<string, { example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
+          fillRegisteredIdentities(media.example, path, examples);
+          for (const e of Object.values(media.examples ?? {})) fillRegisteredIdentities(e.value, path, examples);
+        }
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };
       }

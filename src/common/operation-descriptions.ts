@@ -1,4 +1,4 @@
-import type { OrganisationRole } from '../organisations/organisation-member.entity';
+import type { OrganisationRole } from './organisation-roles';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PagingDoc } from './paging';
 
 /**

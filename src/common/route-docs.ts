@@ -2,9 +2,9 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer } from '@nestjs/core';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import { ORG_ROLE, OrgRoleOptions } from '../auth/organisation-access';
-import { IS_PUBLIC, PLATFORM_ADMIN_ONLY } from '../auth/principal';
-import type { OrganisationRole } from '../organisations/organisation-member.entity';
+import { ORG_ROLE, OrgRoleOptions } from './route-access';
+import { IS_PUBLIC, PLATFORM_ADMIN_ONLY } from './route-access';
+import type { OrganisationRole } from './organisation-roles';
 import { OPERATION_DOC, OperationDoc } from './api-docs';
 import {
   accessSentence,

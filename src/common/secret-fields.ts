@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptions } from '@nestjs/swagger';
-import { OrganisationRole, roleAtLeast } from '../organisations/organisation-member.entity';
+import { OrganisationRole, roleAtLeast } from './organisation-roles';
 import { redactUrlSecrets, redactUrlsInText, REDACTED, SECRET_PLACEHOLDER, urlHasSecrets } from './secret-text';
 
 export { REDACTED, SECRET_PLACEHOLDER } from './secret-text';

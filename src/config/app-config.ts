@@ -12,7 +12,7 @@ import {
   validateSync,
   ValidateBy,
 } from 'class-validator';
-import { parseAddressList } from '../common/network';
+import { parseAddressList } from './address-list';
 import { Setting } from './setting';
 
 const toBool = ({ value }: { value: unknown }) => {

@@ -1,3 +1,5 @@
+import type { PathParameterExamples, SlugPathParameter } from '../common/openapi-polish';
+
 /**
  * The demo organisation's names and identities, in one place: the seeder (demo-data.service.ts) creates
  * exactly these, and the OpenAPI document (src/common/openapi-polish.ts) uses them as the examples of the
@@ -51,7 +53,7 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
 };
 
 /** The example of each slug path parameter, by parameter name. */
-export const SLUG_PARAMETER_EXAMPLES: Record<string, string> = {
+export const SLUG_PARAMETER_EXAMPLES: Record<SlugPathParameter, string> = {
   organisationSlug: DEMO_SLUGS.organisation,
   environmentSlug: DEMO_SLUGS.environment,
   clusterSlug: DEMO_SLUGS.cluster,
@@ -82,3 +84,6 @@ export function identityParameterExample(path: string, name: string): string | u
   if (name === 'policyIdentity' && path.startsWith('/admin/')) return DEMO_IDENTITIES.platformPolicy;
   return UUID_PARAMETER_EXAMPLES[name];
 }
+
+/** The demo organisation's names and identities as the examples of the document's path parameters (src/app.factory.ts). */
+export const DEMO_PATH_PARAMETER_EXAMPLES: PathParameterExamples = { slugs: SLUG_PARAMETER_EXAMPLES, identity: identityParameterExample };

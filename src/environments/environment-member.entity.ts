@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
-import type { KubernetesRole } from '../organisations/organisation-member.entity';
+import type { KubernetesRole } from '../identity/organisation-member.entity';
 
 /** Per-environment override of an organisation member's kubernetesRole. */
 @Entity('environment_members')

@@ -10,9 +10,9 @@ import { ComputeQuery, ComputeTotals } from '../common/compute.query';
 import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { slugify, slugObject } from '../common/slug';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
-import type { OrganisationContext } from '../auth/organisation-access';
-import { KubernetesRole, OrganisationMemberEntity } from '../organisations/organisation-member.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
+import type { OrganisationContext } from '../identity/organisation-context';
+import { KubernetesRole, OrganisationMemberEntity } from '../identity/organisation-member.entity';
 import {
   CreateEnvironmentRequest,
   EnvironmentMemberResponse,

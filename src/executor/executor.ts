@@ -1,12 +1,11 @@
 import { HttpException, HttpStatus, Logger, OnApplicationShutdown } from '@nestjs/common';
-import * as path from 'path';
 import Piscina from 'piscina';
 import { MessageChannel } from 'worker_threads';
-import type { ExecutorTasks } from './executor-tasks';
 import { FairQueue } from './fair-queue';
 import type { WorkerTask } from './worker-handler';
 
-type TaskCatalogue = Record<string, (input: never) => unknown>;
+/** Tasks by name, each a pure function of structured-clonable data (a module's own, e.g. src/policies/policy-tasks.ts). */
+export type TaskCatalogue = Record<string, (input: never) => unknown>;
 
 export interface ExecutorOptions {
   /** Worker threads (EXECUTOR_THREADS). */
@@ -15,8 +14,8 @@ export interface ExecutorOptions {
   taskTimeoutMs: number;
   /** Tasks one key (organisation) may have waiting; more are 429 (EXECUTOR_QUEUE_PER_ORGANISATION). */
   maxWaitingPerKey: number;
-  /** The worker file; the service's own by default (tests use a fixture catalogue). */
-  workerFile?: string;
+  /** The worker file, which runs the catalogue's tasks (the service's: src/worker/executor.worker.ts; tests use a fixture). */
+  workerFile: string;
   /** Describes a task for the timeout message. */
   describe?: (task: string) => string;
   /** Heap bound of each worker thread, in MB. */
@@ -80,20 +79,15 @@ interface Job {
   reject(e: unknown): void;
 }
 
-/** The service's own worker: compiled JavaScript under dist/, TypeScript (through swc) in tests and start:dev. */
-function defaultWorkerFile(): string {
-  return path.join(__dirname, `executor.worker.${__filename.endsWith('.js') ? 'js' : 'ts'}`);
-}
-
 /**
- * The one bounded executor for expensive work on user input (src/executor/executor-tasks.ts lists that work). A
+ * The one bounded executor for expensive work on user input (src/worker/executor-tasks.ts lists that work). A
  * piscina pool of `threads` worker threads, and in front of it a fair queue: organisations are served round-robin,
  * and one organisation runs at most half the threads at once (at least one), so another organisation's first task
  * starts as soon as a thread is free of it. A task's deadline counts from when it starts in a worker; at the
  * deadline only that task is stopped (its worker is terminated and replaced), with 422. The event loop only posts
  * inputs and receives results.
  */
-export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements OnApplicationShutdown {
+export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements OnApplicationShutdown {
   private readonly logger = new Logger('Executor');
   /** Made on first use, with all its threads (see `workers`). */
   private pool?: Piscina;
@@ -123,7 +117,7 @@ export class Executor<Tasks extends TaskCatalogue = ExecutorTasks> implements On
    * counts from when its thread has begun it.
    */
   private workers(): Piscina {
-    const file = this.options.workerFile ?? defaultWorkerFile();
+    const file = this.options.workerFile;
     return (this.pool ??= new Piscina({
       filename: file,
       workerData: this.shared,

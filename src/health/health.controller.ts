@@ -2,7 +2,7 @@ import { Controller, Get, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, HealthIndicatorService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { ServiceState } from './service-state';
-import { Public } from '../auth/principal';
+import { Public } from '../common/route-access';
 import { ApiDoc } from '../common/api-docs';
 
 @ApiTags('Health')

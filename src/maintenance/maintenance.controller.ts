@@ -1,6 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import {

@@ -5,7 +5,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { auditDiff } from '../audit/audit-diff';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import {
   CreateMaintenanceScheduleRequest,
   MaintenanceScheduleResponse,

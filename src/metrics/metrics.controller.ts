@@ -1,6 +1,6 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { MetricsTokenAccepted, PlatformAdminOnly } from '../auth/principal';
+import { MetricsTokenAccepted, PlatformAdminOnly } from '../common/route-access';
 import { MetricsService } from './metrics.service';
 
 /**

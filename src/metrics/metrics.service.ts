@@ -1,12 +1,9 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { CLUSTER_STATUSES, OBSERVE_CANDIDATE_PREDICATE } from '../clusters/cluster.entity';
 import { Clock } from '../common/clock';
 import { Executor } from '../executor/executor';
 import { SERVICE_VERSION } from '../common/service-version';
-import { RETENTION_TABLES } from '../retention/retention-tables';
-import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
 
 
 interface PgPool {
@@ -18,8 +15,12 @@ interface PgPool {
 /** Prometheus metrics of this process (one registry per app instance, so tests can run several). */
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
-  /** A scrape during a database outage still answers (fleet gauges keep their last values). */
-  private async safeQuery<T>(sql: string): Promise<T[]> {
+  /**
+   * For the fleet gauges' `collect`, read from the database when Prometheus scrapes: a scrape during a database
+   * outage still answers (the gauges keep their last values). The modules that own the fleet's tables register their
+   * gauges on `registry` (e.g. src/clusters/cluster-metrics.ts).
+   */
+  async safeQuery<T>(sql: string): Promise<T[]> {
     try {
       return (await this.dataSource.query(sql)) as T[];
     } catch {
@@ -162,10 +163,8 @@ export class MetricsService implements OnModuleDestroy {
     for (const cause of ['token', 'user', 'organisation', 'slug', 'all', 'local', 'listener']) this.principalCacheInvalidations.inc({ cause }, 0);
     for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
-    for (const status of SCHEDULED_UPGRADE_STATUSES) this.schedulerTransitions.inc({ status }, 0);
     for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ job }, 0);
     for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
-    for (const table of RETENTION_TABLES) this.retentionDeletedRows.inc({ table }, 0);
 
     new Gauge({
       name: 'cms_build_info',
@@ -174,50 +173,6 @@ export class MetricsService implements OnModuleDestroy {
       registers: [this.registry],
     }).set({ version: SERVICE_VERSION, node: process.version }, 1);
 
-    // Fleet state, read from the database when Prometheus scrapes (two grouped counts over indexed columns).
-    const clusters = new Gauge({
-      name: 'cms_clusters',
-      help: 'Non-deleted clusters by status and cloud provider',
-      labelNames: ['status', 'provider'] as const,
-      registers: [this.registry],
-      collect: async () => {
-        const rows: { status: string; provider: string; n: number }[] = await this.safeQuery(
-          `SELECT status, cloud_provider AS provider, count(*)::int AS n FROM clusters WHERE deleted_at IS NULL GROUP BY 1, 2`,
-        );
-        clusters.reset();
-        for (const s of CLUSTER_STATUSES) clusters.set({ status: s, provider: 'any' }, 0);
-        for (const r of rows) clusters.set({ status: r.status, provider: r.provider }, r.n);
-      },
-    });
-    const upgrades = new Gauge({
-      name: 'cms_scheduled_upgrades',
-      help: 'Scheduled cluster upgrades by status',
-      labelNames: ['status'] as const,
-      registers: [this.registry],
-      collect: async () => {
-        const rows: { status: string; n: number }[] = await this.safeQuery(
-          `SELECT status, count(*)::int AS n FROM scheduled_cluster_upgrades GROUP BY 1`,
-        );
-        for (const s of SCHEDULED_UPGRADE_STATUSES) upgrades.set({ status: s }, 0);
-        for (const r of rows) upgrades.set({ status: r.status }, r.n);
-      },
-    });
-    // The oldest observation among settled clusters: one row from the head of clusters_observe_idx. It stays
-    // under OBSERVE_EVERY_SECONDS plus a pass while the replicas keep up with the fleet.
-    const oldestObservation = new Gauge({
-      name: 'cms_reconciler_oldest_observation_age_seconds',
-      help: 'Age of the oldest driver observation among settled (started or stopped) clusters; 0 without any',
-      registers: [this.registry],
-      collect: async () => {
-        const rows: { at: Date | null }[] = await this.safeQuery(
-          `SELECT (SELECT COALESCE(observed_at, created_at) FROM clusters WHERE ${OBSERVE_CANDIDATE_PREDICATE}
-                    ORDER BY observed_at NULLS FIRST, id LIMIT 1) AS at`,
-        );
-        if (!rows.length) return; // database unreachable: keep the last value
-        const at = rows[0].at;
-        oldestObservation.set(at ? Math.max(0, (this.clock.now().getTime() - new Date(at).getTime()) / 1000) : 0);
-      },
-    });
     const outboxLag = new Gauge({
       name: 'cms_webhook_outbox_lag_seconds',
       help: 'Age of the oldest webhook delivery that is due and not yet delivered (0 when none is waiting)',
@@ -235,7 +190,7 @@ export class MetricsService implements OnModuleDestroy {
     const executorTasks = new Counter({
       name: 'cms_executor_tasks_total',
       help:
-        'Tasks of the executor for expensive work on user input (src/executor/executor-tasks.ts) by task and outcome: ok, failed, ' +
+        'Tasks of the executor for expensive work on user input (src/worker/executor-tasks.ts) by task and outcome: ok, failed, ' +
         'timeout and out_of_memory (stopped, its worker replaced; the caller answered 422 or, for a cluster policy, its failurePolicy), ' +
         'refused (429); task "admission": policy dry-runs and scans refused before their first task',
       labelNames: ['task', 'outcome'] as const,

@@ -8,8 +8,9 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { Executor, executorKey } from '../executor/executor';
+import type { ObservabilityTasks } from './observability-tasks';
 import { AlertingProblem, describeProblem } from './alerting-limits';
 import { DEFAULT_RULES_FILE_NAME, loadDefaultRules } from './default-alerting-rules';
 import {
@@ -56,7 +57,7 @@ export class AlertingConfigService implements OnModuleInit {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
-    private readonly executor: Executor,
+    private readonly executor: Executor<ObservabilityTasks>,
     private readonly secrets: SecretBox,
   ) {}
 

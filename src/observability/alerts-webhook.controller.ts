@@ -1,6 +1,6 @@
 import { Body, Controller, Headers, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiBody, ApiOkResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { Public } from '../auth/principal';
+import { Public } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { AlertsService, presentedWebhookToken } from './alerts.service';
 import { AlertManagerWebhookDto, WebhookReceivedResponse } from './dto/alerts.dto';

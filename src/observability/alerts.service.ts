@@ -10,10 +10,11 @@ import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { Clock } from '../common/clock';
 import { AppConfig } from '../config/app-config';
 import { flattenValidationErrors, ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { AlertManagerWebhookDto, Alerts, TenantAlert, TenantAlertCounts, WebhookAlertDto, WebhookReceivedResponse } from './dto/alerts.dto';
 import { hashWebhookToken, TENANT_SELECT, TenantRow, TenantsService } from './tenants.service';
 import { Executor, executorKey } from '../executor/executor';
+import type { ObservabilityTasks } from './observability-tasks';
 import { SilenceMatcher, silencedByLiterals, usesRegex } from './silence-matchers';
 import { SilencesService } from './silences.service';
 
@@ -83,7 +84,7 @@ export class AlertsService {
     private readonly silences: SilencesService,
     private readonly outbox: WebhookOutbox,
     private readonly config: AppConfig,
-    private readonly executor: Executor,
+    private readonly executor: Executor<ObservabilityTasks>,
   ) {}
 
   /** Finds the tenant whose webhook token matches; slugs are unique only per organisation. 401 otherwise. */

@@ -5,7 +5,7 @@ import { ClsService } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { InjectBackgroundDataSource } from '../database/background-pool';
 import { AuditService } from '../audit/audit.service';
-import { SYSTEM_ACTOR } from '../auth/principal';
+import { SYSTEM_ACTOR } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { OutboundPolicy, OutboundPolicyError } from '../common/outbound-policy';
 import { SecretBox } from '../common/secret-box';

@@ -9,7 +9,7 @@ import { OutboundPolicy } from '../common/outbound-policy';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
 import { slugify } from '../common/slug';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { DashboardIntegrationEntity } from './dashboard-integration.entity';
 import { CreateDashboardIntegrationRequest, DashboardIntegrationResponse } from './dto/dashboard.dto';
 

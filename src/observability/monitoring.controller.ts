@@ -1,8 +1,9 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';
 import { mayReadSecret, secretReaderOf } from '../common/secret-fields';

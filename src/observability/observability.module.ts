@@ -1,7 +1,7 @@
 import { SilencesController } from './silences.controller';
 import { SilencesService } from './silences.service';
 import { Module } from '@nestjs/common';
-import { OutboundPolicy } from '../common/outbound-policy';
+import { OrganisationsModule } from '../organisations/organisations.module';
 import { AlertingConfigService } from './alerting-config.service';
 import { AlertsWebhookController } from './alerts-webhook.controller';
 import { AlertsService } from './alerts.service';
@@ -14,10 +14,10 @@ import { TenantsService } from './tenants.service';
 
 /** Observability tenants, alerting configuration, alerts, dashboard and organisation integrations. */
 @Module({
+  imports: [OrganisationsModule],
   controllers: [MonitoringController, IntegrationsController, AlertsWebhookController, SilencesController],
   providers: [
     SilencesService,
-    OutboundPolicy,
     TenantsService,
     AlertingConfigService,
     AlertsService,
@@ -25,6 +25,6 @@ import { TenantsService } from './tenants.service';
     DashboardHealthChecker,
     OrganisationIntegrationsService,
   ],
-  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, OutboundPolicy, AlertsService],
+  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, AlertsService],
 })
 export class ObservabilityModule {}

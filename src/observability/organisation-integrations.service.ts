@@ -7,7 +7,8 @@ import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { SecretBox } from '../common/secret-box';
 import { keepStoredSecret, SECRET_PLACEHOLDER } from '../common/secret-fields';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
+import { OrganisationEvents } from '../organisations/organisation-events';
 import {
   ClusterUsingIntegration,
   INTEGRATION_CONFIG_MAX_KEY,
@@ -34,7 +35,23 @@ export class OrganisationIntegrationsService implements OnApplicationBootstrap {
     private readonly audit: AuditRecorder,
     private readonly secrets: SecretBox,
     private readonly dataSource: DataSource,
-  ) {}
+    organisations: OrganisationEvents,
+  ) {
+    // Every organisation starts with its alerting integration, disabled.
+    organisations.created.register((organisation, now) =>
+      this.repo
+        .insert({
+          organisationId: organisation.id,
+          type: 'alerting',
+          displayName: DEFAULT_INTEGRATION_DISPLAY_NAME,
+          enabled: false,
+          config: {},
+          createdAt: now,
+          modifiedAt: now,
+        })
+        .then(() => undefined),
+    );
+  }
 
   private get repo() {
     return this.txHost.tx.getRepository(OrganisationIntegrationEntity);

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiExecutorErrors } from '../executor/executor-docs';
 

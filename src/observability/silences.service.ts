@@ -5,9 +5,10 @@ import { ConflictException, Injectable, NotFoundException } from '@nestjs/common
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { CreateSilenceRequest, SilenceResponse } from './dto/silence.dto';
 import { Executor, executorKey } from '../executor/executor';
+import type { ObservabilityTasks } from './observability-tasks';
 import { SilenceMatcher, silenceState } from './silence-matchers';
 import { TenantRow, TenantsService } from './tenants.service';
 
@@ -33,7 +34,7 @@ export class SilencesService {
     private readonly clock: Clock,
     private readonly audit: AuditRecorder,
     private readonly tenants: TenantsService,
-    private readonly executor: Executor,
+    private readonly executor: Executor<ObservabilityTasks>,
   ) {}
 
   async list(org: OrganisationEntity, tenantSlug: string): Promise<SilenceResponse[]> {

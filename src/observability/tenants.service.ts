@@ -6,7 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AppConfig } from '../config/app-config';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { AlertWebhookTokenResponse, ObservabilityTenant, ObservabilityTenantWithPushUrls } from './dto/tenant.dto';
 
 /** A tenant row with its cluster and environment references, as read by TENANT_SELECT. */

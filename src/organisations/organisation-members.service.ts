@@ -1,13 +1,13 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, ForbiddenException, Injectable, NotFoundException } from '@nestjs/common';
-import type { OrganisationContext } from '../auth/organisation-access';
+import type { OrganisationContext } from '../identity/organisation-context';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { emailObject, slugObject } from '../common/slug';
-import type { UserEntity } from '../users/user.entity';
+import type { UserEntity } from '../identity/user.entity';
 import {
   AddMemberRequest,
   EmailResponse,
@@ -15,8 +15,9 @@ import {
   OrganisationMembershipResponse,
   UpdateMemberRequest,
 } from './dto/member.dto';
-import { KubernetesRole, OrganisationMemberEntity, OrganisationRole } from './organisation-member.entity';
-import { OrganisationEntity } from './organisation.entity';
+import { KubernetesRole, OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationRole } from '../common/organisation-roles';
+import { OrganisationEntity } from '../identity/organisation.entity';
 
 interface MemberRow {
   id: number;

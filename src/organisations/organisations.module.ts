@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { OrganisationsAdminController } from '../admin/organisations-admin.controller';
+import { OrganisationEvents } from './organisation-events';
 import { OrganisationMembersController } from './organisation-members.controller';
 import { OrganisationMembersService } from './organisation-members.service';
 import { OrganisationsController } from './organisations.controller';
@@ -7,8 +7,8 @@ import { OrganisationsService } from './organisations.service';
 
 /** Organisations, members, memberships, quotas and compute information. */
 @Module({
-  controllers: [OrganisationsController, OrganisationMembersController, OrganisationsAdminController],
-  providers: [OrganisationsService, OrganisationMembersService],
-  exports: [OrganisationsService, OrganisationMembersService],
+  controllers: [OrganisationsController, OrganisationMembersController],
+  providers: [OrganisationsService, OrganisationMembersService, OrganisationEvents],
+  exports: [OrganisationsService, OrganisationMembersService, OrganisationEvents],
 })
 export class OrganisationsModule {}

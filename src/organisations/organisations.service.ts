@@ -10,8 +10,7 @@ import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { slugify, slugObject } from '../common/slug';
 import { AppConfig } from '../config/app-config';
-import { OrganisationIntegrationEntity } from '../observability/organisation-integration.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { UserEntity } from '../identity/user.entity';
 import {
   CreateOrganisationRequest,
   OrganisationResponse,
@@ -20,8 +19,9 @@ import {
   AdminOrganisationResponse,
   AdminUpdateOrganisationRequest,
 } from './dto/organisation.dto';
-import { OrganisationMemberEntity } from './organisation-member.entity';
-import { OrganisationEntity, OrganisationType } from './organisation.entity';
+import { OrganisationMemberEntity } from '../identity/organisation-member.entity';
+import { OrganisationEntity, OrganisationType } from '../identity/organisation.entity';
+import { OrganisationEvents } from './organisation-events';
 import { checkVatNumber } from './vat';
 
 /** Properties written to audit details (entity names; never secrets). */
@@ -50,6 +50,7 @@ export class OrganisationsService {
     private readonly config: AppConfig,
     private readonly audit: AuditRecorder,
     private readonly compute: ComputeQuery,
+    private readonly events: OrganisationEvents,
   ) {}
 
   private get repo() {
@@ -151,15 +152,7 @@ export class OrganisationsService {
       kubernetesRole: 'CLUSTER_ADMIN',
       joinedAt: now,
     });
-    await this.txHost.tx.getRepository(OrganisationIntegrationEntity).insert({
-      organisationId: org.id,
-      type: 'alerting',
-      displayName: 'Alerting',
-      enabled: false,
-      config: {},
-      createdAt: now,
-      modifiedAt: now,
-    });
+    await this.events.created.run(org, now);
     // Read back so defaults written by the database (identity) are present.
     const saved = await this.repo.findOneOrFail({ where: { id: org.id } });
     this.audit.record({

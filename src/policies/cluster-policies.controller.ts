@@ -1,8 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { NoAudit } from '../audit/audit.interceptor';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiExecutorErrors } from '../executor/executor-docs';
 import { ApiPageResponse, PageQueryDto } from '../common/paging';

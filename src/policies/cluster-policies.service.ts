@@ -8,7 +8,7 @@ import { Clock } from '../common/clock';
 import { FieldErrorDto, ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { isUuid } from '../common/uuid';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterPolicyEntity } from './cluster-policy.entity';
 import {
   ClusterPolicyResponse,

@@ -6,7 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import type { AuditEntry } from '../audit/audit-recorder';
 import { AuditRecorder } from '../audit/audit-recorder';
 import { AuditService } from '../audit/audit.service';
-import { currentPrincipal, SYSTEM_ACTOR } from '../auth/principal';
+import { currentPrincipal, SYSTEM_ACTOR } from '../identity/principal';
 import { ValidationFailedException } from '../common/errors';
 import { ExecutorQueueFullException, ExecutorTaskTooExpensiveException } from '../executor/executor';
 import { addResponseWarnings } from '../common/field-validation.pipe';
@@ -14,6 +14,7 @@ import type { ClusterPolicyEntity, PolicyAction } from './cluster-policy.entity'
 import { POLICY_SELECT } from './cluster-policies.service';
 import { PolicyEvaluator, PolicyResult } from './policy-evaluator';
 import type { ClusterRow } from '../clusters/cluster-read';
+import type { ClusterChangeGate } from '../clusters/cluster-change-gate';
 import { EnvironmentFacts, PolicyInputs } from './policy-inputs';
 import { principalPolicyUser } from './policy-user';
 import type { PolicyClusterObject, PolicyOperation, PolicyResource, PolicyUserVariable } from './policy-variables';
@@ -91,13 +92,14 @@ export function policyCovers(p: Pick<ClusterPolicyEntity, 'environments' | 'envi
 export const policyLabel = (f: Pick<PolicyFinding, 'policy'>) => `${f.policy.scope === 'PLATFORM' ? 'platform policy' : 'policy'} ${f.policy.name}`;
 
 /**
- * Evaluates the platform policies, then the organisation's, on every change of a cluster (docs/policies.md).
+ * Evaluates the platform policies, then the organisation's, on every change of a cluster (docs/policies.md): the
+ * clusters module's ClusterChangeGate (bound in src/app.module.ts).
  * `enforce` is the request path (Deny: 400 and the transaction rolls back; Warn: Warning headers; Audit:
  * CLUSTER_POLICY_VIOLATED); `check` only answers the verdict, for background work (the scheduler) that decides
  * itself what a Deny means, and `recordInBackground` writes its Warn/Audit findings with the system actor.
  */
 @Injectable()
-export class ClusterPolicyEnforcer {
+export class ClusterPolicyEnforcer implements ClusterChangeGate<ClusterPolicyEntity[], PolicySnapshot> {
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly cls: ClsService,

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ClusterPoliciesAdminController } from '../admin/cluster-policies-admin.controller';
 import { ClusterPoliciesController } from './cluster-policies.controller';
 import { ClusterPoliciesService } from './cluster-policies.service';
 import { ClusterPolicyEnforcer } from './cluster-policy-enforcer';
@@ -12,7 +11,7 @@ import { PolicyScanService } from './policy-scan.service';
  * calls, and the evaluate/violations scans. `PolicyEvaluator` hands every check and evaluation to the executor's worker threads.
  */
 @Module({
-  controllers: [ClusterPoliciesController, ClusterPoliciesAdminController],
+  controllers: [ClusterPoliciesController],
   providers: [ClusterPoliciesService, ClusterPolicyEnforcer, PolicyInputs, PolicyScanService, PolicyEvaluator],
   exports: [ClusterPolicyEnforcer, ClusterPoliciesService],
 })

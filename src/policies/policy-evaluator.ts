@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FieldErrorDto } from '../common/errors';
 import { AppConfig } from '../config/app-config';
 import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
+import type { PolicyTasks } from './policy-tasks';
 import type { PolicyResult, PolicySource } from './policy-language';
 import type { PolicySchemaShare } from './policy-schema';
 import { PolicyInput, policyVariableSchema } from './policy-variables';
@@ -25,7 +26,7 @@ export class PolicyEvaluator {
   private readonly projections = new Map<string, string[] | null>();
 
   constructor(
-    private readonly executor: Executor,
+    private readonly executor: Executor<PolicyTasks>,
     config: AppConfig,
   ) {
     // The worker threads declare the variables' CEL types from this, without loading the DTO classes.

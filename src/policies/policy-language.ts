@@ -11,7 +11,7 @@ import type { PolicyInput } from './policy-variables';
 /**
  * CEL for cluster policies (docs/policies.md): the write-time check (syntax, types against the declared variables,
  * the size-aware cost estimate, RE2 patterns), the metered evaluation and the projection of what an expression
- * reads. Only the executor's worker threads load this file (src/executor/executor-tasks.ts): everything here
+ * reads. Only the executor's worker threads load this file (src/policies/policy-tasks.ts): everything here
  * parses or runs a user's program.
  *
  * Two environments share the variable types: the checking one declares `oldObject` with the cluster type (plus

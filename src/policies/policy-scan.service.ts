@@ -3,9 +3,10 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
 import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
+import type { PolicyTasks } from './policy-tasks';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import type { ClusterPolicyEntity } from './cluster-policy.entity';
 import { ClusterPoliciesService, PolicyBody } from './cluster-policies.service';
 import { policyCovers } from './cluster-policy-enforcer';
@@ -41,7 +42,7 @@ export class PolicyScanService {
     private readonly policies: ClusterPoliciesService,
     private readonly inputs: PolicyInputs,
     private readonly evaluator: PolicyEvaluator,
-    private readonly executor: Executor,
+    private readonly executor: Executor<PolicyTasks>,
   ) {}
 
   /**

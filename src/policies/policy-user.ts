@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../identity/principal';
 import type { PolicyUserVariable } from './policy-variables';
 
 /** `request.user` for a caller. */

@@ -4,7 +4,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import type { AuditDetails } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
-import { SYSTEM_ACTOR } from '../auth/principal';
+import { SYSTEM_ACTOR } from '../identity/principal';
 import { ClusterEntity } from '../clusters/cluster.entity';
 import { afterFailure, afterRecovery, afterStep, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
 import type { DriverObservation } from './cluster-driver';

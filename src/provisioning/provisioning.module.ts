@@ -6,6 +6,7 @@ import { ClusterObserver } from './cluster-observer';
 import { ClusterStepEffects } from './cluster-step-effects';
 import { ClusterStepRecorder } from './cluster-step-recorder';
 import { DriverCalls } from './driver-calls';
+import { ReconcilerMetrics } from './reconciler-metrics';
 import { ReconcilerService } from './reconciler.service';
 import { SimulatedClusterDriver } from './simulated-cluster-driver';
 
@@ -29,6 +30,7 @@ export function selectDriver(name: string, drivers: { simulated: ClusterDriver }
     ClusterStepRecorder,
     ClusterObserver,
     ReconcilerService,
+    ReconcilerMetrics,
   ],
   exports: [ReconcilerService, CLUSTER_DRIVER],
 })

@@ -40,6 +40,8 @@ export class RetentionService implements BackgroundJob<RetentionResult> {
     private readonly metrics: MetricsService,
     jobs: BackgroundJobs,
   ) {
+    // Every table is exported at 0 from the start, so rates and alerts work before the first deletion.
+    for (const table of RETENTION_TABLES) metrics.retentionDeletedRows.inc({ table }, 0);
     // Not only hourly: an instance restarted more often than that would otherwise never run the job.
     this.loop = jobs.register(this, {
       name: 'retention',

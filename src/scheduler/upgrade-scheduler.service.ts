@@ -4,6 +4,7 @@ import type { BackgroundJob, PassContext } from '../jobs/background-job';
 import { BackgroundJobs } from '../jobs/background-jobs.service';
 import type { JobLoop } from '../jobs/job-loop';
 import { MetricsService } from '../metrics/metrics.service';
+import { SCHEDULED_UPGRADE_STATUSES } from '../upgrades/scheduled-cluster-upgrade.entity';
 import { SchedulerRunner, SchedulerRunResult } from './scheduler-runner';
 import { SCHEDULER_LOG_CONTEXT } from './shared/scheduler-sql';
 
@@ -35,6 +36,8 @@ export class UpgradeSchedulerService implements BackgroundJob<SchedulerRunResult
     config: AppConfig,
     jobs: BackgroundJobs,
   ) {
+    // Every status is exported at 0 from the start, so rates and alerts work before the first transition.
+    for (const status of SCHEDULED_UPGRADE_STATUSES) metrics.schedulerTransitions.inc({ status }, 0);
     this.loop = jobs.register(this, { name: 'scheduler', logContext: SCHEDULER_LOG_CONTEXT, everyMs: config.SCHEDULER_INTERVAL_SECONDS * 1000 });
   }
 

@@ -1,31 +1,18 @@
 import { Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrganisationContext, OrgContext, RequireOrgRole } from '../auth/organisation-access';
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { OrganisationContext, OrgContext } from '../identity/organisation-context';
+import { RequireOrgRole } from '../common/route-access';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ValidationFailedException } from '../common/errors';
 import { ApiPageResponse } from '../common/paging';
 import { ScheduledClusterUpgradeQuery, ScheduledClusterUpgradeResponse } from './dto/scheduled-cluster-upgrade.dto';
-import { UpgradesService } from './upgrades.service';
+import { UPGRADE_SORTABLE, UpgradesService } from './upgrades.service';
 
 const upgradeIdentity = new ParseUUIDPipe({
   exceptionFactory: () =>
     ValidationFailedException.forField('scheduledClusterUpgradeIdentity', 'scheduledClusterUpgradeIdentity must be a UUID'),
 });
-
-/** The properties scheduled-upgrade lists sort by: the allow-list of UpgradesService, in its order. */
-export const UPGRADE_SORTABLE = [
-  'createdAt',
-  'modifiedAt',
-  'windowStart',
-  'windowEnd',
-  'status',
-  'clusterSlug',
-  'environmentSlug',
-  'organisationSlug',
-  'fromClusterVersion',
-  'toClusterVersion',
-] as const;
 
 @ApiTags('Scheduled cluster upgrades')
 @ApiParam({ name: 'organisationSlug', example: 'acme' })

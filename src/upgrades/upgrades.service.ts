@@ -9,8 +9,8 @@ import { ClusterPolicyEnforcer } from '../policies/cluster-policy-enforcer';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageRequest, toPage, toPageRequest } from '../common/paging';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
+import type { UserEntity } from '../identity/user.entity';
 import {
   CreateScheduledClusterUpgradeRequest,
   ScheduledClusterUpgradeQuery,
@@ -19,6 +19,20 @@ import {
 } from './dto/scheduled-cluster-upgrade.dto';
 import { CANCELLABLE_SCHEDULED_UPGRADE_STATUSES, ScheduledUpgradeStatus } from './scheduled-cluster-upgrade.entity';
 import { toUpgradeResponse, UPGRADE_SELECT, upgradeAuditRefs, UpgradeRow } from './upgrade-rows';
+
+/** The properties scheduled-upgrade lists sort by: this service's allow-list, in its order. */
+export const UPGRADE_SORTABLE = [
+  'createdAt',
+  'modifiedAt',
+  'windowStart',
+  'windowEnd',
+  'status',
+  'clusterSlug',
+  'environmentSlug',
+  'organisationSlug',
+  'fromClusterVersion',
+  'toClusterVersion',
+] as const;
 
 const SORTABLE: Record<string, string> = {
   createdAt: 'u.created_at',

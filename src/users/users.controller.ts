@@ -1,7 +1,7 @@
-import { CurrentPrincipal, Principal } from '../auth/principal';
+import { CurrentPrincipal, Principal } from '../identity/principal';
 import { Body, Controller, Get, HttpCode, Post, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { PlatformAdminOnly } from '../auth/principal';
+import { PlatformAdminOnly } from '../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse } from '../common/paging';
 import { AddUserRequest, UserResponse, UserSearchQuery, UserSearchResult } from './dto/user.dto';

@@ -6,7 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { AddUserRequest, UserResponse, UserSearchResult } from './dto/user.dto';
-import { UserEntity } from './user.entity';
+import { UserEntity } from '../identity/user.entity';
 
 @Injectable()
 export class UsersService {

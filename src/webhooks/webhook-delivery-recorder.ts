@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable, Logger } from '@nestjs/common';
 import { ClsService } from 'nestjs-cls';
 import { AuditService } from '../audit/audit.service';
-import { SYSTEM_ACTOR } from '../auth/principal';
+import { SYSTEM_ACTOR } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { MetricsService } from '../metrics/metrics.service';
 import type { ClaimedDelivery } from './webhook-delivery-claims';

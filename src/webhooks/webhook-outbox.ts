@@ -2,8 +2,9 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable } from '@nestjs/common';
 import type { AuditDetails } from '../audit/audit-event.entity';
+import { AuditEventFacts, AuditEventSink } from '../audit/audit-event-sink';
 import { ORGANISATION_AUDIT_EVENT_TYPES } from '../audit/audit-event-types';
-import type { Actor } from '../auth/principal';
+import type { Actor } from '../identity/principal';
 import { Clock } from '../common/clock';
 import { redactForRecord } from '../common/secret-fields';
 import { SqlPart, sqlParams } from '../common/sql-params';
@@ -21,16 +22,9 @@ export const WEBHOOK_ONLY_EVENT_TYPES = [
 export const WEBHOOK_EVENT_TYPES: readonly string[] = [...new Set<string>([...ORGANISATION_AUDIT_EVENT_TYPES, ...WEBHOOK_ONLY_EVENT_TYPES])].sort();
 
 /** What an event says: the organisation-scoped facts of its audit row or activity, never a secret. */
-export interface WebhookEventData {
+export interface WebhookEventData extends AuditEventFacts {
   organisation: { slug: string };
-  environment?: { slug: string } | null;
-  cluster?: { slug: string } | null;
-  nodePool?: { name: string } | null;
-  cloudAccountName?: string | null;
-  referencedEntityIdentity?: string | null;
   actor?: { identity: string | null; username: string } | null;
-  message?: string;
-  details?: AuditDetails | Record<string, unknown>;
 }
 
 export interface OutboxEvent {
@@ -61,7 +55,7 @@ export function eventSubject(data: WebhookEventData): string | null {
  * therefore emits nothing and a committed one cannot lose its event.
  */
 @Injectable()
-export class WebhookOutbox {
+export class WebhookOutbox implements AuditEventSink {
   constructor(
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly clock: Clock,
@@ -130,7 +124,7 @@ export class WebhookOutbox {
   auditEventCtes(
     organisation: { id: number; slug: string },
     type: string,
-    data: Omit<WebhookEventData, 'organisation' | 'actor'>,
+    data: AuditEventFacts,
     actor: Actor,
   ): SqlPart {
     const full: WebhookEventData = { organisation: { slug: organisation.slug }, actor: { identity: actor.identity, username: actor.username }, ...data };

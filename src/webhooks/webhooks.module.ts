@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { ObservabilityModule } from '../observability/observability.module';
 import { WebhookDeliveryClaims } from './webhook-delivery-claims';
 import { WebhookDeliveryRecorder } from './webhook-delivery-recorder';
 import { WebhookDeliveryWorker } from './webhook-delivery.worker';
@@ -7,9 +6,8 @@ import { WebhookSender } from './webhook-sender';
 import { WebhooksController } from './webhooks.controller';
 import { WebhooksService } from './webhooks.service';
 
-/** Webhook subscriptions, their deliveries, and the delivery worker (the outbox writer lives in AuditModule). */
+/** Webhook subscriptions, their deliveries, and the delivery worker (the outbox writer: WebhookOutboxModule). */
 @Module({
-  imports: [ObservabilityModule],
   controllers: [WebhooksController],
   providers: [WebhooksService, WebhookDeliveryClaims, WebhookSender, WebhookDeliveryRecorder, WebhookDeliveryWorker],
   exports: [WebhookDeliveryWorker, WebhooksService],

@@ -15,7 +15,7 @@ import { keepStoredSecret, REDACTED, SECRET_PLACEHOLDER } from '../common/secret
 import { redactUrlSecrets, urlHasSecrets } from '../common/secret-text';
 import { ValidationFailedException } from '../common/errors';
 import { TooManyRequestsException } from '../auth/request-rate-limits';
-import type { OrganisationEntity } from '../organisations/organisation.entity';
+import type { OrganisationEntity } from '../identity/organisation.entity';
 import {
   CreateWebhookRequest,
   MAX_PINGS_PER_SUBSCRIPTION,

@@ -141,50 +141,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/v1/clusters": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List all clusters of all organisations (platform administrators only; page form A)
-         * @description Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); `includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["ClustersAdminController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/clusters/{clusterIdentity}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One cluster of any organisation by identity (the original admin client; actualState included by default)
-         * @description One cluster of any organisation by its identity, as the original admin client reads it: actualState and cpu/memory are included unless `includeDetails=false` or `show-compute=false`. Platform administrators only; everyone else gets 403. 404 when no cluster that is not deleted has this identity (also for a value that is not a UUID).
-         */
-        get: operations["ClustersAdminController_get"];
-        /**
-         * Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH
-         * @description Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400). Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 while it is not started or stopped.
-         */
-        put: operations["ClustersAdminController_update"];
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/oidc-config": {
         parameters: {
             query?: never;
@@ -1185,62 +1141,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/v1/scheduled-cluster-upgrades": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * List scheduled cluster upgrades of every organisation (platform administrators; page form A)
-         * @description Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug, fromClusterVersion, toClusterVersion (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["ScheduledUpgradesAdminController_list"];
-        put?: never;
-        /**
-         * Schedule an upgrade of a cluster in a given window (platform administrators)
-         * @description Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs (else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, the window moves into the cluster's first maintenance window starting at or after windowStart. With `fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the administrator who scheduled it; audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 when the cluster already has an open upgrade.
-         */
-        post: operations["ScheduledUpgradesAdminController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/scheduled-cluster-upgrades/{identity}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One scheduled cluster upgrade of any organisation (platform administrators)
-         * @description One scheduled upgrade of any organisation by identity. Platform administrators only; everyone else gets 403. 400 when the identity is not a UUID; 404 when it does not exist.
-         */
-        get: operations["ScheduledUpgradesAdminController_get"];
-        /**
-         * Set an upgrade's status or reason, as older versions of the original admin client do (only CANCELLED may be set by hand)
-         * @description The original admin client's older update, `{identity, status, reason}`, handled as the PATCH: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others: 400), with the reason as the reason of the cancellation. An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 for cancelling an upgrade that started or ended.
-         */
-        put: operations["ScheduledUpgradesAdminController_put"];
-        post?: never;
-        /**
-         * Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)
-         * @description Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
-         */
-        delete: operations["ScheduledUpgradesAdminController_cancel"];
-        options?: never;
-        head?: never;
-        /**
-         * Move the window, change the target, the reason or cancel an upgrade (platform administrators; the original admin client)
-         * @description Every field takes effect or is refused, none is ignored. `windowStart`/`windowEnd` (windowEnd after windowStart and in the future) and `toClusterVersion` (or the original admin client's `version`; known and newer than the running version) re-plan an upgrade that has not started (409 otherwise); a notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. `reason` replaces the reason. `status` CANCELLED cancels as DELETE does, with `reason` as the reason of the cancellation, and cannot be combined with a new window or target (400); the current status changes nothing and any other status is 400 (the scheduler sets them). An `identity` in the body must equal the one in the path (400). One audit entry names every change. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
-         */
-        patch: operations["ScheduledUpgradesAdminController_update"];
-        trace?: never;
-    };
     "/sts/v1/personal-access-tokens": {
         parameters: {
             query?: never;
@@ -1605,146 +1505,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/v1/cluster-versions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every cluster version, available or not (page form A, ascending semver order)
-         * @description Each version carries `clusterCount`, the non-deleted clusters running or wanting it. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["ClusterVersionsAdminController_list"];
-        put?: never;
-        /**
-         * Add a cluster version (audited CLUSTER_VERSION_CREATED)
-         * @description Adds a cluster version: `version` must be a semantic version (400 otherwise); kubernetesVersion defaults to `v<version>`, available to true. A version that was deleted may be added again. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when the version exists (PATCH it instead).
-         */
-        post: operations["ClusterVersionsAdminController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/cluster-versions/available": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * The versions new clusters, upgrades and downgrades may use (page form A)
-         * @description The versions that new clusters, upgrades and downgrades may use (available true), each with clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["ClusterVersionsAdminController_available"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/cluster-versions/history": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Withdrawn versions (available false), still run by older clusters (page form A)
-         * @description Withdrawn versions (available false): older clusters may still run them, but nothing new may move to them. Each carries clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["ClusterVersionsAdminController_history"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/cluster-versions/{version}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One cluster version
-         * @description One cluster version of the catalog, available or withdrawn. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
-         */
-        get: operations["ClusterVersionsAdminController_get"];
-        /**
-         * Same as PATCH (the original admin client sends PUT {available})
-         * @description The same change as PATCH, for the original admin client, which sends PUT `{available}`: only the given fields change. Withdrawing a version an update channel points to is 409. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
-         */
-        put: operations["ClusterVersionsAdminController_replace"];
-        post?: never;
-        /**
-         * Delete a version no cluster runs or wants, no update channel points to and no open upgrade targets (audited CLUSTER_VERSION_DELETED)
-         * @description Deletes the version from the catalog; the start-up catalog load will not bring it back. Refused with 409 while a cluster that is not deleted runs or wants it, an update channel points to it, or an open scheduled upgrade targets it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
-         */
-        delete: operations["ClusterVersionsAdminController_remove"];
-        options?: never;
-        head?: never;
-        /**
-         * Make a version available or withdraw it, or change its note (audited CLUSTER_VERSION_UPDATED)
-         * @description Makes the version available or withdraws it, or changes its note; only the given fields change. Withdrawing a version that an update channel points to is 409: move the channel first. Withdrawing does not touch the clusters that run it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
-         */
-        patch: operations["ClusterVersionsAdminController_update"];
-        trace?: never;
-    };
-    "/admin/v1/update-channels": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every update channel (page form A, by name)
-         * @description Every update channel with the version it points to. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["UpdateChannelsAdminController_list"];
-        put?: never;
-        /**
-         * Add an update channel pointing to an available version (audited UPDATE_CHANNEL_CREATED)
-         * @description Adds an update channel pointing to `kubernetesClusterVersion`, which must be a known and available version (400 otherwise); available defaults to true. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when a channel of that name exists (PATCH it instead).
-         */
-        post: operations["UpdateChannelsAdminController_create"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/update-channels/{name}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Move a channel to another available version, or set its availability (audited UPDATE_CHANNEL_UPDATED)
-         * @description Points the channel to another version, which must be known and available (400 otherwise), or sets its availability; only the given fields change. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the channel does not exist.
-         */
-        patch: operations["UpdateChannelsAdminController_update"];
-        trace?: never;
-    };
     "/api/v1/organisations": {
         parameters: {
             query?: never;
@@ -1935,50 +1695,6 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/organisations": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt
-         * @description Every organisation of the platform, with its identity, slug, type, VAT code and contact and billing emails. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, type, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["OrganisationsAdminController_list"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/v1/orgs/{organisationIdentity}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * One organisation by identity, in the original admin client shape (slug and emails as strings)
-         * @description Beyond the interface: the original admin client reads `/admin/v1/orgs/{identity}`. Platform administrators only; everyone else gets 403.
-         */
-        get: operations["OrganisationsAdminController_get"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /**
-         * Set an organisation's type (platform administrators), which sets its cluster quota
-         * @description The type sets the cluster quota (clustersPerCustomer follows it while it holds the old type's default), so only a platform administrator changes it, member or not. Answers the organisation in the admin client shape. Audited as ORGANISATION_UPDATED. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when no organisation has this identity.
-         */
-        patch: operations["OrganisationsAdminController_setType"];
         trace?: never;
     };
     "/api/v1/orgs/{organisationSlug}/audit-events": {
@@ -2263,6 +1979,290 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List all clusters of all organisations (platform administrators only; page form A)
+         * @description Every cluster of every organisation. `hideDeleted=false` also lists deleted clusters (with deletedAt); `includeDetails` adds actualState; `show-compute=false` leaves cpu and memory empty. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by id, name, slug, status, region, version, cloudProvider, createdAt, modifiedAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClustersAdminController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/clusters/{clusterIdentity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One cluster of any organisation by identity (the original admin client; actualState included by default)
+         * @description One cluster of any organisation by its identity, as the original admin client reads it: actualState and cpu/memory are included unless `includeDetails=false` or `show-compute=false`. Platform administrators only; everyone else gets 403. 404 when no cluster that is not deleted has this identity (also for a value that is not a UUID).
+         */
+        get: operations["ClustersAdminController_get"];
+        /**
+         * Change the version of any cluster (the original admin client); the same rules and audit as the cluster PATCH
+         * @description Changes the version of any cluster by identity. `version` must be an available upgrade or downgrade target of the running version, and the cluster must be started or stopped; the change is audited like the organisation's cluster PATCH and the reconciler carries it out. A `clusterIdentity` in the body must equal the one in the path (400). Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 while it is not started or stopped.
+         */
+        put: operations["ClustersAdminController_update"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/scheduled-cluster-upgrades": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List scheduled cluster upgrades of every organisation (platform administrators; page form A)
+         * @description Scheduled upgrades of every organisation. `clusterIdentities` and `statuses` (each repeatable) narrow the list. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by createdAt, modifiedAt, windowStart, windowEnd, status, clusterSlug, environmentSlug, organisationSlug, fromClusterVersion, toClusterVersion (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ScheduledUpgradesAdminController_list"];
+        put?: never;
+        /**
+         * Schedule an upgrade of a cluster in a given window (platform administrators)
+         * @description Schedules an upgrade of a cluster (by identity) to `toClusterVersion`, a known version newer than the one it runs (else 400). windowEnd must be after windowStart and in the future (400). Unless `ignoreMaintenanceSchedule` is true, the window moves into the cluster's first maintenance window starting at or after windowStart. With `fromClusterVersion`, the cluster must run exactly that version (409 otherwise). The reason defaults to the administrator who scheduled it; audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the cluster does not exist; 409 when the cluster already has an open upgrade.
+         */
+        post: operations["ScheduledUpgradesAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/scheduled-cluster-upgrades/{identity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One scheduled cluster upgrade of any organisation (platform administrators)
+         * @description One scheduled upgrade of any organisation by identity. Platform administrators only; everyone else gets 403. 400 when the identity is not a UUID; 404 when it does not exist.
+         */
+        get: operations["ScheduledUpgradesAdminController_get"];
+        /**
+         * Set an upgrade's status or reason, as older versions of the original admin client do (only CANCELLED may be set by hand)
+         * @description The original admin client's older update, `{identity, status, reason}`, handled as the PATCH: the reason may always change; the only status a person may set is CANCELLED, from SCHEDULED or SCHEDULED_NOTIFIED (the scheduler sets the others: 400), with the reason as the reason of the cancellation. An `identity` in the body must equal the one in the path (400). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 for cancelling an upgrade that started or ended.
+         */
+        put: operations["ScheduledUpgradesAdminController_put"];
+        post?: never;
+        /**
+         * Cancel an upgrade that has not started (answers the upgrade, as the organisation DELETE does)
+         * @description Cancels an upgrade that is SCHEDULED or SCHEDULED_NOTIFIED (status CANCELLED, audited) and answers it, like the organisation DELETE. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
+         */
+        delete: operations["ScheduledUpgradesAdminController_cancel"];
+        options?: never;
+        head?: never;
+        /**
+         * Move the window, change the target, the reason or cancel an upgrade (platform administrators; the original admin client)
+         * @description Every field takes effect or is refused, none is ignored. `windowStart`/`windowEnd` (windowEnd after windowStart and in the future) and `toClusterVersion` (or the original admin client's `version`; known and newer than the running version) re-plan an upgrade that has not started (409 otherwise); a notified upgrade whose plan changes goes back to SCHEDULED, so the new plan is announced again. `reason` replaces the reason. `status` CANCELLED cancels as DELETE does, with `reason` as the reason of the cancellation, and cannot be combined with a new window or target (400); the current status changes nothing and any other status is 400 (the scheduler sets them). An `identity` in the body must equal the one in the path (400). One audit entry names every change. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when it does not exist; 409 when it has started or ended.
+         */
+        patch: operations["ScheduledUpgradesAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/cluster-versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every cluster version, available or not (page form A, ascending semver order)
+         * @description Each version carries `clusterCount`, the non-deleted clusters running or wanting it. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClusterVersionsAdminController_list"];
+        put?: never;
+        /**
+         * Add a cluster version (audited CLUSTER_VERSION_CREATED)
+         * @description Adds a cluster version: `version` must be a semantic version (400 otherwise); kubernetesVersion defaults to `v<version>`, available to true. A version that was deleted may be added again. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when the version exists (PATCH it instead).
+         */
+        post: operations["ClusterVersionsAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/cluster-versions/available": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The versions new clusters, upgrades and downgrades may use (page form A)
+         * @description The versions that new clusters, upgrades and downgrades may use (available true), each with clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClusterVersionsAdminController_available"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/cluster-versions/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Withdrawn versions (available false), still run by older clusters (page form A)
+         * @description Withdrawn versions (available false): older clusters may still run them, but nothing new may move to them. Each carries clusterCount. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by version, available, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: ascending semantic version. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClusterVersionsAdminController_history"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/cluster-versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One cluster version
+         * @description One cluster version of the catalog, available or withdrawn. Platform administrators only; everyone else gets 403. 404 when the version does not exist.
+         */
+        get: operations["ClusterVersionsAdminController_get"];
+        /**
+         * Same as PATCH (the original admin client sends PUT {available})
+         * @description The same change as PATCH, for the original admin client, which sends PUT `{available}`: only the given fields change. Withdrawing a version an update channel points to is 409. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
+         */
+        put: operations["ClusterVersionsAdminController_replace"];
+        post?: never;
+        /**
+         * Delete a version no cluster runs or wants, no update channel points to and no open upgrade targets (audited CLUSTER_VERSION_DELETED)
+         * @description Deletes the version from the catalog; the start-up catalog load will not bring it back. Refused with 409 while a cluster that is not deleted runs or wants it, an update channel points to it, or an open scheduled upgrade targets it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
+         */
+        delete: operations["ClusterVersionsAdminController_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Make a version available or withdraw it, or change its note (audited CLUSTER_VERSION_UPDATED)
+         * @description Makes the version available or withdraws it, or changes its note; only the given fields change. Withdrawing a version that an update channel points to is 409: move the channel first. Withdrawing does not touch the clusters that run it. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the version does not exist.
+         */
+        patch: operations["ClusterVersionsAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/update-channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every update channel (page form A, by name)
+         * @description Every update channel with the version it points to. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, available (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["UpdateChannelsAdminController_list"];
+        put?: never;
+        /**
+         * Add an update channel pointing to an available version (audited UPDATE_CHANNEL_CREATED)
+         * @description Adds an update channel pointing to `kubernetesClusterVersion`, which must be a known and available version (400 otherwise); available defaults to true. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 409 when a channel of that name exists (PATCH it instead).
+         */
+        post: operations["UpdateChannelsAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/update-channels/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move a channel to another available version, or set its availability (audited UPDATE_CHANNEL_UPDATED)
+         * @description Points the channel to another version, which must be known and available (400 otherwise), or sets its availability; only the given fields change. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the channel does not exist.
+         */
+        patch: operations["UpdateChannelsAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/organisations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every organisation (platform administrators; page form A); sortable by name, slug, type, createdAt
+         * @description Every organisation of the platform, with its identity, slug, type, VAT code and contact and billing emails. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, slug, type, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["OrganisationsAdminController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/orgs/{organisationIdentity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One organisation by identity, in the original admin client shape (slug and emails as strings)
+         * @description Beyond the interface: the original admin client reads `/admin/v1/orgs/{identity}`. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["OrganisationsAdminController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set an organisation's type (platform administrators), which sets its cluster quota
+         * @description The type sets the cluster quota (clustersPerCustomer follows it while it holds the old type's default), so only a platform administrator changes it, member or not. Answers the organisation in the admin client shape. Audited as ORGANISATION_UPDATED. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when no organisation has this identity.
+         */
+        patch: operations["OrganisationsAdminController_setType"];
         trace?: never;
     };
     "/admin/v1/cluster-policies": {
@@ -3176,101 +3176,6 @@ export interface components {
              */
             name?: string;
         };
-        SortFormADto: {
-            /**
-             * @description No sort order was requested
-             * @example false
-             */
-            empty: boolean;
-            /** @example true */
-            sorted: boolean;
-            /** @example false */
-            unsorted: boolean;
-        };
-        PageableFormADto: {
-            /**
-             * Format: int64
-             * @description Items before this page: pageNumber × pageSize
-             * @example 0
-             */
-            offset: number;
-            /**
-             * Format: int32
-             * @example 0
-             */
-            pageNumber: number;
-            /**
-             * Format: int32
-             * @example 50
-             */
-            pageSize: number;
-            /** @example true */
-            paged: boolean;
-            /** @example false */
-            unpaged: boolean;
-            sort: components["schemas"]["SortFormADto"];
-        };
-        PageFormADto: {
-            /**
-             * @description This page holds no items
-             * @example false
-             */
-            empty: boolean;
-            /**
-             * @description This is the first page
-             * @example true
-             */
-            first: boolean;
-            /**
-             * @description This is the last page
-             * @example true
-             */
-            last: boolean;
-            /**
-             * Format: int32
-             * @description Index of this page (0-based)
-             * @example 0
-             */
-            number: number;
-            /**
-             * Format: int32
-             * @description Items on this page (the length of content)
-             * @example 2
-             */
-            numberOfElements: number;
-            /**
-             * Format: int32
-             * @description The page size asked for
-             * @example 50
-             */
-            size: number;
-            /**
-             * Format: int64
-             * @description Items on all pages
-             * @example 2
-             */
-            totalElements: number;
-            /**
-             * Format: int32
-             * @description Number of pages
-             * @example 1
-             */
-            totalPages: number;
-            pageable: components["schemas"]["PageableFormADto"];
-            sort: components["schemas"]["SortFormADto"];
-        };
-        AdminUpdateClusterRequest: {
-            /**
-             * Format: uuid
-             * @description When given, must be the identity in the path; left out, the path names the cluster
-             */
-            clusterIdentity?: string;
-            /**
-             * @description An available upgrade or downgrade target of the running version
-             * @example 1.31.6
-             */
-            version: string;
-        };
         ClusterOidcConfigResponse: {
             /**
              * @description The cluster's Kubernetes API server
@@ -3924,6 +3829,89 @@ export interface components {
             endsAt: string;
             /** @example Planned maintenance of the storage nodes */
             comment: string;
+        };
+        SortFormADto: {
+            /**
+             * @description No sort order was requested
+             * @example false
+             */
+            empty: boolean;
+            /** @example true */
+            sorted: boolean;
+            /** @example false */
+            unsorted: boolean;
+        };
+        PageableFormADto: {
+            /**
+             * Format: int64
+             * @description Items before this page: pageNumber × pageSize
+             * @example 0
+             */
+            offset: number;
+            /**
+             * Format: int32
+             * @example 0
+             */
+            pageNumber: number;
+            /**
+             * Format: int32
+             * @example 50
+             */
+            pageSize: number;
+            /** @example true */
+            paged: boolean;
+            /** @example false */
+            unpaged: boolean;
+            sort: components["schemas"]["SortFormADto"];
+        };
+        PageFormADto: {
+            /**
+             * @description This page holds no items
+             * @example false
+             */
+            empty: boolean;
+            /**
+             * @description This is the first page
+             * @example true
+             */
+            first: boolean;
+            /**
+             * @description This is the last page
+             * @example true
+             */
+            last: boolean;
+            /**
+             * Format: int32
+             * @description Index of this page (0-based)
+             * @example 0
+             */
+            number: number;
+            /**
+             * Format: int32
+             * @description Items on this page (the length of content)
+             * @example 2
+             */
+            numberOfElements: number;
+            /**
+             * Format: int32
+             * @description The page size asked for
+             * @example 50
+             */
+            size: number;
+            /**
+             * Format: int64
+             * @description Items on all pages
+             * @example 2
+             */
+            totalElements: number;
+            /**
+             * Format: int32
+             * @description Number of pages
+             * @example 1
+             */
+            totalPages: number;
+            pageable: components["schemas"]["PageableFormADto"];
+            sort: components["schemas"]["SortFormADto"];
         };
         SlugValueDto: {
             /** @example production */
@@ -4580,88 +4568,6 @@ export interface components {
              */
             blockedReason: string | null;
         };
-        CreateScheduledClusterUpgradeRequest: {
-            /** Format: uuid */
-            clusterIdentity: string;
-            /**
-             * @description A cluster version of the catalog, newer than the cluster runs
-             * @example 1.31.6
-             */
-            toClusterVersion: string;
-            /**
-             * Format: date-time
-             * @example 2026-11-24T02:00:00Z
-             */
-            windowStart: string;
-            /**
-             * Format: date-time
-             * @description After windowStart, and in the future
-             * @example 2026-11-24T04:00:00Z
-             */
-            windowEnd: string;
-            /**
-             * @description Default: "scheduled by platform administrator <username>"
-             * @example security patch
-             */
-            reason?: string;
-            /**
-             * @description When given (the original admin client sends it), the version the cluster must run; 409 otherwise. Left out: not checked
-             * @example 1.31.5
-             */
-            fromClusterVersion?: string;
-            /**
-             * @description false: when the cluster has a maintenance schedule, the upgrade goes into its first window starting at or after windowStart; true: it starts at windowStart regardless of the windows
-             * @default false
-             */
-            ignoreMaintenanceSchedule?: boolean;
-        };
-        /** @description A field left out keeps its current value. */
-        AdminPutScheduledClusterUpgradeRequest: {
-            /**
-             * Format: uuid
-             * @description When given, must be the identity in the path (400 otherwise)
-             */
-            identity?: string;
-            /**
-             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
-             * @enum {string}
-             */
-            status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
-            /**
-             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
-             * @example A newer patch version is available
-             */
-            reason?: string;
-        };
-        /** @description A field left out keeps its current value. */
-        UpdateScheduledClusterUpgradeRequest: {
-            /**
-             * Format: uuid
-             * @description When given, must be the identity in the path (400 otherwise)
-             */
-            identity?: string;
-            /**
-             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
-             * @enum {string}
-             */
-            status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
-            /**
-             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
-             * @example A newer patch version is available
-             */
-            reason?: string;
-            /** Format: date-time */
-            windowStart?: string;
-            /** Format: date-time */
-            windowEnd?: string;
-            /** @example 1.31.6 */
-            toClusterVersion?: string;
-            /**
-             * @description The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)
-             * @example 1.31.6
-             */
-            version?: string;
-        };
         PersonalAccessTokenTypeDto: {
             /**
              * @description FULL_ACCESS, or READ_ONLY (GET requests only)
@@ -4821,78 +4727,6 @@ export interface components {
             kubernetesClusterVersion: string;
             /** @example stable */
             name: string;
-        };
-        AdminClusterVersionResponse: {
-            /**
-             * @description Semver of the platform version
-             * @example 1.31.6
-             */
-            version: string;
-            /** @example v1.31.6 */
-            kubernetesVersion: string;
-            /** @description False when new clusters, upgrades and downgrades may not use it */
-            available: boolean;
-            /** @example Stable channel */
-            note: string;
-            /** Format: date-time */
-            createdAt: string;
-            /** Format: date-time */
-            modifiedAt: string;
-            /**
-             * Format: int64
-             * @description Non-deleted clusters running or wanting this version
-             * @example 3
-             */
-            clusterCount: number;
-        };
-        CreateClusterVersionRequest: {
-            /**
-             * @description Semver without a `v` prefix
-             * @example 1.33.0
-             */
-            version: string;
-            /**
-             * @description Defaults to `v` + version
-             * @example v1.33.0
-             */
-            kubernetesVersion?: string;
-            /**
-             * @description Whether clusters may be created with, upgraded to or downgraded to it
-             * @default true
-             */
-            available?: boolean;
-            /**
-             * @default
-             * @example Rapid channel
-             */
-            note?: string;
-        };
-        /** @description A field left out keeps its current value. */
-        UpdateClusterVersionRequest: {
-            /** @description false withdraws the version (refused with 409 while an update channel points to it) */
-            available?: boolean;
-            /** @example Withdrawn: known security issue */
-            note?: string;
-        };
-        CreateUpdateChannelRequest: {
-            /** @example lts */
-            name: string;
-            /**
-             * @description An existing, available cluster version
-             * @example 1.31.6
-             */
-            kubernetesClusterVersion: string;
-            /** @default true */
-            available?: boolean;
-        };
-        /** @description A field left out keeps its current value. */
-        UpdateUpdateChannelRequest: {
-            /**
-             * @description An existing, available cluster version
-             * @example 1.31.6
-             */
-            kubernetesClusterVersion?: string;
-            available?: boolean;
         };
         AgreementDto: {
             /**
@@ -5120,46 +4954,6 @@ export interface components {
             role: "VIEWER" | "MEMBER" | "ADMIN" | "OWNER";
             /** @description Organisation slug */
             slug: components["schemas"]["SlugDto"];
-        };
-        AdminOrganisationResponse: {
-            /**
-             * Format: uuid
-             * @description The identity (the client calls it id)
-             */
-            id: string;
-            /** Format: uuid */
-            identity: string;
-            /** @example web */
-            name: string;
-            /** @example acme */
-            slug: string;
-            /** @enum {string} */
-            type: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
-            /** @example NL123456789B01 */
-            vatCode: string | null;
-            vatCodeValidated: boolean;
-            /** Format: date-time */
-            vatCodeValidatedAt: string | null;
-            /** @example ops@acme.example */
-            contactEmail: string | null;
-            /** @example billing@acme.example */
-            billingEmail: string | null;
-            /** @example +31 20 123 4567 */
-            phoneNumber: string | null;
-            /** Format: date-time */
-            createdAt: string;
-            acceptedTerms: boolean;
-            /** Format: date-time */
-            acceptedTermsAt: string | null;
-            restrictedToAvailableCloudProviders: boolean;
-        };
-        AdminUpdateOrganisationRequest: {
-            /**
-             * @description The quota follows the type while it holds the old type's default
-             * @example ENTERPRISE
-             * @enum {string}
-             */
-            organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
         AuditEventResponse: {
             /**
@@ -5626,6 +5420,212 @@ export interface components {
             /** @description null or [] removes the scope */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
             enabled?: boolean;
+        };
+        AdminUpdateClusterRequest: {
+            /**
+             * Format: uuid
+             * @description When given, must be the identity in the path; left out, the path names the cluster
+             */
+            clusterIdentity?: string;
+            /**
+             * @description An available upgrade or downgrade target of the running version
+             * @example 1.31.6
+             */
+            version: string;
+        };
+        CreateScheduledClusterUpgradeRequest: {
+            /** Format: uuid */
+            clusterIdentity: string;
+            /**
+             * @description A cluster version of the catalog, newer than the cluster runs
+             * @example 1.31.6
+             */
+            toClusterVersion: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T02:00:00Z
+             */
+            windowStart: string;
+            /**
+             * Format: date-time
+             * @description After windowStart, and in the future
+             * @example 2026-11-24T04:00:00Z
+             */
+            windowEnd: string;
+            /**
+             * @description Default: "scheduled by platform administrator <username>"
+             * @example security patch
+             */
+            reason?: string;
+            /**
+             * @description When given (the original admin client sends it), the version the cluster must run; 409 otherwise. Left out: not checked
+             * @example 1.31.5
+             */
+            fromClusterVersion?: string;
+            /**
+             * @description false: when the cluster has a maintenance schedule, the upgrade goes into its first window starting at or after windowStart; true: it starts at windowStart regardless of the windows
+             * @default false
+             */
+            ignoreMaintenanceSchedule?: boolean;
+        };
+        /** @description A field left out keeps its current value. */
+        AdminPutScheduledClusterUpgradeRequest: {
+            /**
+             * Format: uuid
+             * @description When given, must be the identity in the path (400 otherwise)
+             */
+            identity?: string;
+            /**
+             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
+             * @enum {string}
+             */
+            status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
+            /**
+             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
+             * @example A newer patch version is available
+             */
+            reason?: string;
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateScheduledClusterUpgradeRequest: {
+            /**
+             * Format: uuid
+             * @description When given, must be the identity in the path (400 otherwise)
+             */
+            identity?: string;
+            /**
+             * @description Only CANCELLED may be set by hand (from SCHEDULED or SCHEDULED_NOTIFIED); the current status changes nothing; any other is 400
+             * @enum {string}
+             */
+            status?: "SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED";
+            /**
+             * @description Replaces the reason; with status CANCELLED it is the reason of the cancellation
+             * @example A newer patch version is available
+             */
+            reason?: string;
+            /** Format: date-time */
+            windowStart?: string;
+            /** Format: date-time */
+            windowEnd?: string;
+            /** @example 1.31.6 */
+            toClusterVersion?: string;
+            /**
+             * @description The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)
+             * @example 1.31.6
+             */
+            version?: string;
+        };
+        AdminClusterVersionResponse: {
+            /**
+             * @description Semver of the platform version
+             * @example 1.31.6
+             */
+            version: string;
+            /** @example v1.31.6 */
+            kubernetesVersion: string;
+            /** @description False when new clusters, upgrades and downgrades may not use it */
+            available: boolean;
+            /** @example Stable channel */
+            note: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            modifiedAt: string;
+            /**
+             * Format: int64
+             * @description Non-deleted clusters running or wanting this version
+             * @example 3
+             */
+            clusterCount: number;
+        };
+        CreateClusterVersionRequest: {
+            /**
+             * @description Semver without a `v` prefix
+             * @example 1.33.0
+             */
+            version: string;
+            /**
+             * @description Defaults to `v` + version
+             * @example v1.33.0
+             */
+            kubernetesVersion?: string;
+            /**
+             * @description Whether clusters may be created with, upgraded to or downgraded to it
+             * @default true
+             */
+            available?: boolean;
+            /**
+             * @default
+             * @example Rapid channel
+             */
+            note?: string;
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateClusterVersionRequest: {
+            /** @description false withdraws the version (refused with 409 while an update channel points to it) */
+            available?: boolean;
+            /** @example Withdrawn: known security issue */
+            note?: string;
+        };
+        CreateUpdateChannelRequest: {
+            /** @example lts */
+            name: string;
+            /**
+             * @description An existing, available cluster version
+             * @example 1.31.6
+             */
+            kubernetesClusterVersion: string;
+            /** @default true */
+            available?: boolean;
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateUpdateChannelRequest: {
+            /**
+             * @description An existing, available cluster version
+             * @example 1.31.6
+             */
+            kubernetesClusterVersion?: string;
+            available?: boolean;
+        };
+        AdminOrganisationResponse: {
+            /**
+             * Format: uuid
+             * @description The identity (the client calls it id)
+             */
+            id: string;
+            /** Format: uuid */
+            identity: string;
+            /** @example web */
+            name: string;
+            /** @example acme */
+            slug: string;
+            /** @enum {string} */
+            type: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
+            /** @example NL123456789B01 */
+            vatCode: string | null;
+            vatCodeValidated: boolean;
+            /** Format: date-time */
+            vatCodeValidatedAt: string | null;
+            /** @example ops@acme.example */
+            contactEmail: string | null;
+            /** @example billing@acme.example */
+            billingEmail: string | null;
+            /** @example +31 20 123 4567 */
+            phoneNumber: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            acceptedTerms: boolean;
+            /** Format: date-time */
+            acceptedTermsAt: string | null;
+            restrictedToAvailableCloudProviders: boolean;
+        };
+        AdminUpdateOrganisationRequest: {
+            /**
+             * @description The quota follows the type while it holds the old type's default
+             * @example ENTERPRISE
+             * @enum {string}
+             */
+            organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
         ClusterResponsePlain: {
             /** @description Only with includeDetails=true */
@@ -8276,695 +8276,6 @@ export interface operations {
             };
             /** @description The cluster is being deleted */
             409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClustersAdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-                /** @description true adds actualState */
-                includeDetails?: boolean;
-                /** @description false leaves cpu and memory empty */
-                "show-compute"?: boolean;
-                /** @description false also lists deleted clusters (with deletedAt) */
-                hideDeleted?: boolean;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of clusters */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "actualState": {
-                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
-                     *             "status": "new",
-                     *             "version": "1.31.6"
-                     *           },
-                     *           "addons": {
-                     *             "metrics-server": {
-                     *               "enabled": true,
-                     *               "customValues": {}
-                     *             }
-                     *           },
-                     *           "platformOIDC": true,
-                     *           "autoUpgrade": true,
-                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
-                     *           "upgradeAvailable": "1.32.1",
-                     *           "cloudAccount": {
-                     *             "displayName": "Main account",
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *             "primaryCloudCredentials": {
-                     *               "displayName": "Main account",
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *               "isPrimary": true
-                     *             }
-                     *           },
-                     *           "cloudCredentials": {
-                     *             "displayName": "Main account",
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *             "isPrimary": true
-                     *           },
-                     *           "cloudProvider": "platform_1",
-                     *           "clusterPodSubnet": "10.244.0.0/16",
-                     *           "serviceSubnet": "10.96.0.0/12",
-                     *           "cni": "custom",
-                     *           "cpu": 4,
-                     *           "memory": 16384,
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
-                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "customerSlug": "web",
-                     *           "deleteProtection": true,
-                     *           "description": "Serves the public website",
-                     *           "desiredStatus": "starting",
-                     *           "enableMultiAvailabilityZones": true,
-                     *           "enableNATGateway": true,
-                     *           "enableNetworkEncryption": true,
-                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "environmentMetricsRules": true,
-                     *           "environmentSlug": "web",
-                     *           "highlyAvailable": true,
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "ipWhitelist": [
-                     *             {
-                     *               "cidr": "203.0.113.0/24",
-                     *               "description": "Serves the public website"
-                     *             }
-                     *           ],
-                     *           "maintenanceSchedule": {
-                     *             "clusterCount": 3,
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *             "name": "web",
-                     *             "windows": [
-                     *               {
-                     *                 "day": "MONDAY",
-                     *                 "duration": 240,
-                     *                 "startTime": "02:00"
-                     *               }
-                     *             ],
-                     *             "timeZone": "Europe/Amsterdam"
-                     *           },
-                     *           "maintenanceExclusions": [
-                     *             {
-                     *               "name": "Year-end freeze",
-                     *               "startsAt": "2026-12-20T00:00:00.000Z",
-                     *               "endsAt": "2027-01-04T00:00:00.000Z",
-                     *               "scope": "NO_UPGRADES"
-                     *             }
-                     *           ],
-                     *           "name": "web",
-                     *           "observabilityTenant": {
-                     *             "available": true,
-                     *             "cluster": {
-                     *               "environmentSlug": "production",
-                     *               "id": 42,
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *               "name": "web",
-                     *               "slug": "web",
-                     *               "version": "1.31.6",
-                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
-                     *             },
-                     *             "createdAt": "2026-11-23T10:00:00.000Z",
-                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
-                     *             "customer": "acme",
-                     *             "environment": {
-                     *               "id": 42,
-                     *               "name": "web",
-                     *               "slug": "web"
-                     *             },
-                     *             "id": 42,
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *             "ipWhiteList": "203.0.113.0/24",
-                     *             "name": "web",
-                     *             "slug": "web"
-                     *           },
-                     *           "podSecurityStandardsProfile": "privileged",
-                     *           "poolID": 7,
-                     *           "poolName": "default",
-                     *           "provisionStatus": "UNKNOWN",
-                     *           "region": "eu-west-1",
-                     *           "slug": "web",
-                     *           "status": "new",
-                     *           "updateChannel": {
-                     *             "available": true,
-                     *             "kubernetesClusterVersion": "1.31.6",
-                     *             "name": "stable"
-                     *           },
-                     *           "version": "1.31.6",
-                     *           "clusterAutoscalerSettings": {
-                     *             "scale-down-utilization-threshold": 0.5,
-                     *             "scale-down-gpu-utilization-threshold": 0.5,
-                     *             "scale-down-delay-after-add": "10m",
-                     *             "scale-down-unneeded-time": "10m",
-                     *             "scale-down-unready-time": "20m",
-                     *             "max-node-provision-time": "15m",
-                     *             "unremovable-node-recheck-timeout": "5m"
-                     *           },
-                     *           "upgradeSoakHours": null,
-                     *           "upstreamCluster": {
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *             "slug": "web",
-                     *             "environmentSlug": "web",
-                     *             "version": "1.31.6"
-                     *           },
-                     *           "downstreamClusters": [
-                     *             {
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *               "slug": "web",
-                     *               "environmentSlug": "web",
-                     *               "version": "1.31.6"
-                     *             }
-                     *           ]
-                     *         },
-                     *         {
-                     *           "actualState": {
-                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
-                     *             "status": "new",
-                     *             "version": "1.31.7"
-                     *           },
-                     *           "addons": {
-                     *             "metrics-server": {
-                     *               "enabled": true,
-                     *               "customValues": {}
-                     *             }
-                     *           },
-                     *           "platformOIDC": true,
-                     *           "autoUpgrade": true,
-                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
-                     *           "upgradeAvailable": "1.32.1",
-                     *           "cloudAccount": {
-                     *             "displayName": "Main account-2",
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *             "primaryCloudCredentials": {
-                     *               "displayName": "Main account-2",
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *               "isPrimary": true
-                     *             }
-                     *           },
-                     *           "cloudCredentials": {
-                     *             "displayName": "Main account-2",
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *             "isPrimary": true
-                     *           },
-                     *           "cloudProvider": "platform_1",
-                     *           "clusterPodSubnet": "10.244.0.0/16",
-                     *           "serviceSubnet": "10.96.0.0/12",
-                     *           "cni": "custom",
-                     *           "cpu": 4,
-                     *           "memory": 16384,
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
-                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "customerSlug": "api",
-                     *           "deleteProtection": true,
-                     *           "description": "Serves the public website",
-                     *           "desiredStatus": "starting",
-                     *           "enableMultiAvailabilityZones": true,
-                     *           "enableNATGateway": true,
-                     *           "enableNetworkEncryption": true,
-                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "environmentMetricsRules": true,
-                     *           "environmentSlug": "api",
-                     *           "highlyAvailable": true,
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "ipWhitelist": [
-                     *             {
-                     *               "cidr": "203.0.113.0/24",
-                     *               "description": "Serves the public website"
-                     *             }
-                     *           ],
-                     *           "maintenanceSchedule": {
-                     *             "clusterCount": 3,
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *             "name": "api",
-                     *             "windows": [
-                     *               {
-                     *                 "day": "MONDAY",
-                     *                 "duration": 240,
-                     *                 "startTime": "02:00"
-                     *               }
-                     *             ],
-                     *             "timeZone": "Europe/Amsterdam"
-                     *           },
-                     *           "maintenanceExclusions": [
-                     *             {
-                     *               "name": "Year-end freeze-2",
-                     *               "startsAt": "2026-12-20T00:00:00.000Z",
-                     *               "endsAt": "2027-01-04T00:00:00.000Z",
-                     *               "scope": "NO_UPGRADES"
-                     *             }
-                     *           ],
-                     *           "name": "api",
-                     *           "observabilityTenant": {
-                     *             "available": true,
-                     *             "cluster": {
-                     *               "environmentSlug": "production",
-                     *               "id": 43,
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *               "name": "api",
-                     *               "slug": "api",
-                     *               "version": "1.31.7",
-                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
-                     *             },
-                     *             "createdAt": "2026-11-23T10:00:00.000Z",
-                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
-                     *             "customer": "acme",
-                     *             "environment": {
-                     *               "id": 43,
-                     *               "name": "api",
-                     *               "slug": "api"
-                     *             },
-                     *             "id": 43,
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *             "ipWhiteList": "203.0.113.0/24",
-                     *             "name": "api",
-                     *             "slug": "api"
-                     *           },
-                     *           "podSecurityStandardsProfile": "privileged",
-                     *           "poolID": 7,
-                     *           "poolName": "batch",
-                     *           "provisionStatus": "UNKNOWN",
-                     *           "region": "eu-west-1",
-                     *           "slug": "api",
-                     *           "status": "new",
-                     *           "updateChannel": {
-                     *             "available": true,
-                     *             "kubernetesClusterVersion": "1.31.6",
-                     *             "name": "stable-2"
-                     *           },
-                     *           "version": "1.31.7",
-                     *           "clusterAutoscalerSettings": {
-                     *             "scale-down-utilization-threshold": 0.5,
-                     *             "scale-down-gpu-utilization-threshold": 0.5,
-                     *             "scale-down-delay-after-add": "10m",
-                     *             "scale-down-unneeded-time": "10m",
-                     *             "scale-down-unready-time": "20m",
-                     *             "max-node-provision-time": "15m",
-                     *             "unremovable-node-recheck-timeout": "5m"
-                     *           },
-                     *           "upgradeSoakHours": null,
-                     *           "upstreamCluster": {
-                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *             "slug": "api",
-                     *             "environmentSlug": "api",
-                     *             "version": "1.31.7"
-                     *           },
-                     *           "downstreamClusters": [
-                     *             {
-                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *               "slug": "api",
-                     *               "environmentSlug": "api",
-                     *               "version": "1.31.7"
-                     *             }
-                     *           ]
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["ClusterResponsePlain"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClustersAdminController_get: {
-        parameters: {
-            query?: {
-                /** @description true fills cpu and memory */
-                "show-compute"?: boolean;
-                /** @description true adds actualState */
-                includeDetails?: boolean;
-            };
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-000000000008 */
-                clusterIdentity: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClusterResponsePlain"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClustersAdminController_update: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-000000000008 */
-                clusterIdentity: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AdminUpdateClusterRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ClusterResponsePlain"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Version change while the cluster is not started or stopped */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -17130,837 +16441,6 @@ export interface operations {
             };
         };
     };
-    ScheduledUpgradesAdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
-                clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of scheduled cluster upgrades */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "clusterSlug": "web",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "environmentSlug": "production",
-                     *           "fromClusterVersion": "1.31.5",
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "organisationSlug": "acme",
-                     *           "reason": "update channel stable moved to 1.31.6",
-                     *           "status": "SCHEDULED",
-                     *           "toClusterVersion": "1.31.6",
-                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
-                     *           "windowStart": "2026-11-23T10:00:00.000Z",
-                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
-                     *           "ignoreMaintenanceSchedule": true,
-                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
-                     *         },
-                     *         {
-                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "clusterSlug": "api",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "environmentSlug": "production",
-                     *           "fromClusterVersion": "1.31.5",
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "organisationSlug": "acme",
-                     *           "reason": "update channel stable moved to 1.31.6",
-                     *           "status": "SCHEDULED",
-                     *           "toClusterVersion": "1.31.6",
-                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
-                     *           "windowStart": "2026-11-23T10:00:00.000Z",
-                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
-                     *           "ignoreMaintenanceSchedule": true,
-                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["ScheduledClusterUpgradeResponse"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ScheduledUpgradesAdminController_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateScheduledClusterUpgradeRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The cluster already has an open upgrade */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ScheduledUpgradesAdminController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-00000000000a */
-                identity: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ScheduledUpgradesAdminController_put: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-00000000000a */
-                identity: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AdminPutScheduledClusterUpgradeRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Cancelling an upgrade that started or ended */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ScheduledUpgradesAdminController_cancel: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-00000000000a */
-                identity: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The upgrade has started or ended */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ScheduledUpgradesAdminController_update: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-00000000000a */
-                identity: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateScheduledClusterUpgradeRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The upgrade has started or ended */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
     TokensController_list: {
         parameters: {
             query?: never;
@@ -20315,1554 +18795,6 @@ export interface operations {
             };
         };
     };
-    ClusterVersionsAdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of cluster versions */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "version": "1.31.6",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         },
-                     *         {
-                     *           "version": "1.31.7",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["AdminClusterVersionResponse"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateClusterVersionRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The version already exists */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_available: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of cluster versions */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "version": "1.31.6",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         },
-                     *         {
-                     *           "version": "1.31.7",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["AdminClusterVersionResponse"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_history: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of cluster versions */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "version": "1.31.6",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         },
-                     *         {
-                     *           "version": "1.31.7",
-                     *           "kubernetesVersion": "v1.31.6",
-                     *           "available": true,
-                     *           "note": "Stable channel",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
-                     *           "clusterCount": 3
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["AdminClusterVersionResponse"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                version: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
-                };
-            };
-            /** @description Invalid request (path, query or body); `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_replace: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                version: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateClusterVersionRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Withdrawing a version an update channel points to */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_remove: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                version: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Deleted; the start-up catalog load will not bring it back */
-            204: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Invalid request (path, query or body); `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description A non-deleted cluster runs or wants it, an update channel points to it, or an open scheduled upgrade targets it */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    ClusterVersionsAdminController_update: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                version: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateClusterVersionRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Withdrawing a version an update channel points to */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    UpdateChannelsAdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of update channels */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "available": true,
-                     *           "kubernetesClusterVersion": "1.31.6",
-                     *           "name": "stable"
-                     *         },
-                     *         {
-                     *           "available": true,
-                     *           "kubernetesClusterVersion": "1.31.6",
-                     *           "name": "stable-2"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["UpdateChannelResponse"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    UpdateChannelsAdminController_create: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateUpdateChannelRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateChannelResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The channel already exists */
-            409: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    UpdateChannelsAdminController_update: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                name: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["UpdateUpdateChannelRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["UpdateChannelResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
     OrganisationsController_create: {
         parameters: {
             query?: never;
@@ -23364,424 +20296,6 @@ export interface operations {
             };
             /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
             404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    OrganisationsAdminController_list: {
-        parameters: {
-            query?: {
-                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
-                page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
-                size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Page of organisations */
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "empty": false,
-                     *       "first": true,
-                     *       "last": true,
-                     *       "number": 0,
-                     *       "numberOfElements": 2,
-                     *       "size": 50,
-                     *       "totalElements": 2,
-                     *       "totalPages": 1,
-                     *       "pageable": {
-                     *         "offset": 0,
-                     *         "pageNumber": 0,
-                     *         "pageSize": 50,
-                     *         "paged": true,
-                     *         "unpaged": false,
-                     *         "sort": {
-                     *           "empty": false,
-                     *           "sorted": true,
-                     *           "unsorted": false
-                     *         }
-                     *       },
-                     *       "sort": {
-                     *         "empty": false,
-                     *         "sorted": true,
-                     *         "unsorted": false
-                     *       },
-                     *       "content": [
-                     *         {
-                     *           "acceptedTerms": true,
-                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
-                     *           "billingEmail": "billing@acme.example",
-                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
-                     *           "companyName": "Acme B.V.",
-                     *           "contactEmail": "ops@acme.example",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
-                     *           "name": "web",
-                     *           "phoneNumber": "+31 20 123 4567",
-                     *           "restrictedToAvailableCloudProviders": true,
-                     *           "slug": "web",
-                     *           "type": "BUSINESS",
-                     *           "upgradeSoakHours": 24,
-                     *           "vatCode": "NL123456789B01",
-                     *           "vatCodeValidated": true,
-                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
-                     *         },
-                     *         {
-                     *           "acceptedTerms": true,
-                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
-                     *           "billingEmail": "billing@acme.example",
-                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
-                     *           "companyName": "Acme B.V.",
-                     *           "contactEmail": "ops@acme.example",
-                     *           "createdAt": "2026-11-23T10:00:00.000Z",
-                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
-                     *           "name": "api",
-                     *           "phoneNumber": "+31 20 123 4567",
-                     *           "restrictedToAvailableCloudProviders": true,
-                     *           "slug": "api",
-                     *           "type": "BUSINESS",
-                     *           "upgradeSoakHours": 24,
-                     *           "vatCode": "NL123456789B01",
-                     *           "vatCodeValidated": true,
-                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["PageFormADto"] & {
-                        content?: components["schemas"]["OrganisationResponsePlain"][];
-                    };
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    OrganisationsAdminController_get: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-000000000001 */
-                organisationIdentity: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminOrganisationResponse"];
-                };
-            };
-            /** @description Invalid request (path, query or body); `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Rate limited; see Retry-After */
-            429: {
-                headers: {
-                    "Retry-After": components["headers"]["Retry-After"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Database unreachable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-        };
-    };
-    OrganisationsAdminController_setType: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @example ac3e0000-0000-4000-8000-000000000001 */
-                organisationIdentity: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AdminUpdateOrganisationRequest"];
-            };
-        };
-        responses: {
-            200: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["AdminOrganisationResponse"];
-                };
-            };
-            /** @description Invalid request; `errors` names each field */
-            400: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Missing, unknown, revoked or expired credential */
-            401: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Not a platform administrator, or the token is READ_ONLY */
-            403: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description Resource not found */
-            404: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is larger than BODY_LIMIT_BYTES */
-            413: {
-                headers: {
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorBodyDto"];
-                };
-            };
-            /** @description The body is not JSON (Content-Type must be application/json) */
-            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -26530,6 +23044,3492 @@ export interface operations {
             };
             /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
             422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClustersAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+                /** @description true adds actualState */
+                includeDetails?: boolean;
+                /** @description false leaves cpu and memory empty */
+                "show-compute"?: boolean;
+                /** @description false also lists deleted clusters (with deletedAt) */
+                hideDeleted?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of clusters */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "customerSlug": "web",
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": "web",
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "name": "web",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "web",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 42,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "name": "web",
+                     *               "slug": "web",
+                     *               "version": "1.31.6",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 42,
+                     *               "name": "web",
+                     *               "slug": "web"
+                     *             },
+                     *             "id": 42,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "web",
+                     *             "slug": "web"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "default",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": "web",
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable"
+                     *           },
+                     *           "version": "1.31.6",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *             "slug": "web",
+                     *             "environmentSlug": "web",
+                     *             "version": "1.31.6"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *               "slug": "web",
+                     *               "environmentSlug": "web",
+                     *               "version": "1.31.6"
+                     *             }
+                     *           ]
+                     *         },
+                     *         {
+                     *           "actualState": {
+                     *             "collectedAt": "2026-11-23T10:00:00.000Z",
+                     *             "status": "new",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "addons": {
+                     *             "metrics-server": {
+                     *               "enabled": true,
+                     *               "customValues": {}
+                     *             }
+                     *           },
+                     *           "platformOIDC": true,
+                     *           "autoUpgrade": true,
+                     *           "autoUpgradePolicy": "PATCH_AND_MINOR",
+                     *           "upgradeAvailable": "1.32.1",
+                     *           "cloudAccount": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "primaryCloudCredentials": {
+                     *               "displayName": "Main account-2",
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "isPrimary": true
+                     *             }
+                     *           },
+                     *           "cloudCredentials": {
+                     *             "displayName": "Main account-2",
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "isPrimary": true
+                     *           },
+                     *           "cloudProvider": "platform_1",
+                     *           "clusterPodSubnet": "10.244.0.0/16",
+                     *           "serviceSubnet": "10.96.0.0/12",
+                     *           "cni": "custom",
+                     *           "cpu": 4,
+                     *           "memory": 16384,
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *           "customerIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "customerSlug": "api",
+                     *           "deleteProtection": true,
+                     *           "description": "Serves the public website",
+                     *           "desiredStatus": "starting",
+                     *           "enableMultiAvailabilityZones": true,
+                     *           "enableNATGateway": true,
+                     *           "enableNetworkEncryption": true,
+                     *           "environmentIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "environmentMetricsRules": true,
+                     *           "environmentSlug": "api",
+                     *           "highlyAvailable": true,
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "ipWhitelist": [
+                     *             {
+                     *               "cidr": "203.0.113.0/24",
+                     *               "description": "Serves the public website"
+                     *             }
+                     *           ],
+                     *           "maintenanceSchedule": {
+                     *             "clusterCount": 3,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "name": "api",
+                     *             "windows": [
+                     *               {
+                     *                 "day": "MONDAY",
+                     *                 "duration": 240,
+                     *                 "startTime": "02:00"
+                     *               }
+                     *             ],
+                     *             "timeZone": "Europe/Amsterdam"
+                     *           },
+                     *           "maintenanceExclusions": [
+                     *             {
+                     *               "name": "Year-end freeze-2",
+                     *               "startsAt": "2026-12-20T00:00:00.000Z",
+                     *               "endsAt": "2027-01-04T00:00:00.000Z",
+                     *               "scope": "NO_UPGRADES"
+                     *             }
+                     *           ],
+                     *           "name": "api",
+                     *           "observabilityTenant": {
+                     *             "available": true,
+                     *             "cluster": {
+                     *               "environmentSlug": "production",
+                     *               "id": 43,
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "name": "api",
+                     *               "slug": "api",
+                     *               "version": "1.31.7",
+                     *               "deletedAt": "2026-11-23T10:00:00.000Z"
+                     *             },
+                     *             "createdAt": "2026-11-23T10:00:00.000Z",
+                     *             "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *             "deletedAt": "2026-11-23T10:00:00.000Z",
+                     *             "customer": "acme",
+                     *             "environment": {
+                     *               "id": 43,
+                     *               "name": "api",
+                     *               "slug": "api"
+                     *             },
+                     *             "id": 43,
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "ipWhiteList": "203.0.113.0/24",
+                     *             "name": "api",
+                     *             "slug": "api"
+                     *           },
+                     *           "podSecurityStandardsProfile": "privileged",
+                     *           "poolID": 7,
+                     *           "poolName": "batch",
+                     *           "provisionStatus": "UNKNOWN",
+                     *           "region": "eu-west-1",
+                     *           "slug": "api",
+                     *           "status": "new",
+                     *           "updateChannel": {
+                     *             "available": true,
+                     *             "kubernetesClusterVersion": "1.31.6",
+                     *             "name": "stable-2"
+                     *           },
+                     *           "version": "1.31.7",
+                     *           "clusterAutoscalerSettings": {
+                     *             "scale-down-utilization-threshold": 0.5,
+                     *             "scale-down-gpu-utilization-threshold": 0.5,
+                     *             "scale-down-delay-after-add": "10m",
+                     *             "scale-down-unneeded-time": "10m",
+                     *             "scale-down-unready-time": "20m",
+                     *             "max-node-provision-time": "15m",
+                     *             "unremovable-node-recheck-timeout": "5m"
+                     *           },
+                     *           "upgradeSoakHours": null,
+                     *           "upstreamCluster": {
+                     *             "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *             "slug": "api",
+                     *             "environmentSlug": "api",
+                     *             "version": "1.31.7"
+                     *           },
+                     *           "downstreamClusters": [
+                     *             {
+                     *               "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *               "slug": "api",
+                     *               "environmentSlug": "api",
+                     *               "version": "1.31.7"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["ClusterResponsePlain"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClustersAdminController_get: {
+        parameters: {
+            query?: {
+                /** @description true fills cpu and memory */
+                "show-compute"?: boolean;
+                /** @description true adds actualState */
+                includeDetails?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
+                clusterIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterResponsePlain"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClustersAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-000000000008 */
+                clusterIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUpdateClusterRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterResponsePlain"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Version change while the cluster is not started or stopped */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+                /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
+                clusterIdentities?: string[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of scheduled cluster upgrades */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "clusterSlug": "web",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         },
+                     *         {
+                     *           "clusterIdentity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "clusterSlug": "api",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "environmentSlug": "production",
+                     *           "fromClusterVersion": "1.31.5",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "organisationSlug": "acme",
+                     *           "reason": "update channel stable moved to 1.31.6",
+                     *           "status": "SCHEDULED",
+                     *           "toClusterVersion": "1.31.6",
+                     *           "windowEnd": "2026-11-23T10:00:00.000Z",
+                     *           "windowStart": "2026-11-23T10:00:00.000Z",
+                     *           "scheduleRequestDate": "2026-11-23T10:00:00.000Z",
+                     *           "ignoreMaintenanceSchedule": true,
+                     *           "blockedReason": "upstream cluster production/staging failed its upgrade to 1.31.6 (upgrade 3f0c9a52-1b2e-4c8e-9d7a-6a1f0e2b4c11)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["ScheduledClusterUpgradeResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScheduledClusterUpgradeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The cluster already has an open upgrade */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
+                identity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
+                identity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPutScheduledClusterUpgradeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Cancelling an upgrade that started or ended */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_cancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
+                identity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The upgrade has started or ended */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ScheduledUpgradesAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000a */
+                identity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateScheduledClusterUpgradeRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduledClusterUpgradeResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The upgrade has started or ended */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of cluster versions */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["AdminClusterVersionResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateClusterVersionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The version already exists */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_available: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of cluster versions */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["AdminClusterVersionResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_history: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of cluster versions */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "version": "1.31.6",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         },
+                     *         {
+                     *           "version": "1.31.7",
+                     *           "kubernetesVersion": "v1.31.6",
+                     *           "available": true,
+                     *           "note": "Stable channel",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z",
+                     *           "clusterCount": 3
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["AdminClusterVersionResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_replace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateClusterVersionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Withdrawing a version an update channel points to */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted; the start-up catalog load will not bring it back */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description A non-deleted cluster runs or wants it, an update channel points to it, or an open scheduled upgrade targets it */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterVersionsAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                version: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateClusterVersionRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlatformKubernetesVersionResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Withdrawing a version an update channel points to */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UpdateChannelsAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of update channels */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable"
+                     *         },
+                     *         {
+                     *           "available": true,
+                     *           "kubernetesClusterVersion": "1.31.6",
+                     *           "name": "stable-2"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["UpdateChannelResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UpdateChannelsAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateUpdateChannelRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateChannelResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The channel already exists */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UpdateChannelsAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateUpdateChannelRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UpdateChannelResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    OrganisationsAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of organisations */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "acceptedTerms": true,
+                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
+                     *           "billingEmail": "billing@acme.example",
+                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
+                     *           "companyName": "Acme B.V.",
+                     *           "contactEmail": "ops@acme.example",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2f4b60",
+                     *           "name": "web",
+                     *           "phoneNumber": "+31 20 123 4567",
+                     *           "restrictedToAvailableCloudProviders": true,
+                     *           "slug": "web",
+                     *           "type": "BUSINESS",
+                     *           "upgradeSoakHours": 24,
+                     *           "vatCode": "NL123456789B01",
+                     *           "vatCodeValidated": true,
+                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "acceptedTerms": true,
+                     *           "acceptedTermsAt": "2026-11-23T10:00:00.000Z",
+                     *           "billingEmail": "billing@acme.example",
+                     *           "companyAddress": "Keizersgracht 1, 1015 AA Amsterdam",
+                     *           "companyName": "Acme B.V.",
+                     *           "contactEmail": "ops@acme.example",
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "id": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "identity": "8f0d1c52-3b1e-4a52-9d0e-5c7a1e2fb7e2",
+                     *           "name": "api",
+                     *           "phoneNumber": "+31 20 123 4567",
+                     *           "restrictedToAvailableCloudProviders": true,
+                     *           "slug": "api",
+                     *           "type": "BUSINESS",
+                     *           "upgradeSoakHours": 24,
+                     *           "vatCode": "NL123456789B01",
+                     *           "vatCodeValidated": true,
+                     *           "vatCodeValidatedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["OrganisationResponsePlain"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    OrganisationsAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
+                organisationIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganisationResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Database unreachable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    OrganisationsAdminController_setType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-000000000001 */
+                organisationIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminUpdateOrganisationRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminOrganisationResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -1,8 +1,8 @@
 import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import type { ModulesContainer } from '@nestjs/core';
-import { ORG_ROLE } from '../../src/auth/organisation-access';
-import { IS_PUBLIC, PLATFORM_ADMIN_ONLY } from '../../src/auth/principal';
+import { ORG_ROLE } from '../../src/common/route-access';
+import { IS_PUBLIC, PLATFORM_ADMIN_ONLY } from '../../src/common/route-access';
 import { OPERATION_DOC, OperationDoc } from '../../src/common/api-docs';
 import { PAGING_DOC, PagingDoc } from '../../src/common/paging';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'crypto';
 import { PassThrough } from 'stream';
 import { declaredSecrets, DeclaredSecret, mayReadSecret, SecretReader } from '../../src/common/secret-fields';
 import { ALERTMANAGER_SECRET_PATHS } from '../../src/observability/alertmanager-secret-paths';
-import { OrganisationRole } from '../../src/organisations/organisation-member.entity';
+import { OrganisationRole } from '../../src/common/organisation-roles';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from '../clusters/cluster-fixtures';
 import { startTestApp, TestApp } from '../support/test-app';

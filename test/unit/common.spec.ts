@@ -1,7 +1,8 @@
 import { auditDiff } from '../../src/audit/audit-diff';
 import { activitySentence } from '../../src/activity/activity.service';
 import { ValidationFailedException } from '../../src/common/errors';
-import { addressAllowed, isValidCidr } from '../../src/common/network';
+import { isValidCidr } from '../../src/common/network';
+import { addressAllowed } from '../../src/config/address-list';
 import { MAX_PAGE_SIZE, toPage, toPageRequest } from '../../src/common/paging';
 import { slugify } from '../../src/common/slug';
 import { ConfigValidationError, loadConfig } from '../../src/config/app-config';

@@ -6,14 +6,14 @@ import * as ts from 'typescript';
  * The rule that holds the class (docs/architecture.md, "Expensive work on user input"): only the executor's worker
  * threads load the engines whose cost the user's input decides: the CEL engine, the YAML parser and the regular
  * expression engine, and nothing on the main thread compiles a regular expression from a value (`new RegExp(x)`).
- * A module runs on the main thread unless the worker (src/executor/executor.worker.ts, which loads
+ * A module runs on the main thread unless the worker (src/worker/executor.worker.ts, which loads
  * executor-tasks.ts) is the only thing that imports it, directly or not. Imports are read from each file as it
  * is compiled (type-only imports vanish; a class named in a decorated constructor stays), so the test sees what
  * is loaded at run time.
  */
 
 const ROOT = path.resolve(__dirname, '../..');
-const WORKER_ENTRY = 'src/executor/executor.worker.ts';
+const WORKER_ENTRY = 'src/worker/executor.worker.ts';
 const ENGINES = ['@marcbachmann/cel-js', 'yaml', 're2js'];
 
 interface Exception {
@@ -204,7 +204,7 @@ describe('expensive work on user input runs only on the executor (the rule)', ()
       for (const next of f.files) if (!queue.includes(next)) queue.push(next);
     }
     expect([...loaded].filter((p) => ENGINES.includes(p)).sort()).toEqual([...ENGINES].sort());
-    expect(queue).toEqual(expect.arrayContaining(['src/executor/executor-tasks.ts', 'src/policies/policy-language.ts', 'src/observability/silence-rules.ts']));
+    expect(queue).toEqual(expect.arrayContaining(['src/worker/executor-tasks.ts', 'src/policies/policy-language.ts', 'src/observability/silence-rules.ts']));
   });
 
   it('fails on a scratch module that parses YAML on the main thread', () => {
@@ -222,10 +222,10 @@ describe('expensive work on user input runs only on the executor (the rule)', ()
   });
 
   it('fails when the task catalogue itself is loaded on the main thread', () => {
-    const file = 'src/executor/executor.module.ts';
+    const file = 'src/worker/executor-worker.ts';
     const text = fs.readFileSync(path.join(ROOT, file), 'utf8') + "\nimport { EXECUTOR_TASKS } from './executor-tasks';\nexport const probe = EXECUTOR_TASKS;\n";
     expect(ruleViolations({ [file]: text })).toEqual(
-      expect.arrayContaining([expect.stringMatching(/^src\/observability\/silence-rules\.ts loads re2js on the main thread \(.*src\/executor\/executor\.module\.ts -> src\/executor\/executor-tasks\.ts/)]),
+      expect.arrayContaining([expect.stringMatching(/^src\/observability\/silence-rules\.ts loads re2js on the main thread \(.*src\/worker\/executor-worker\.ts -> src\/worker\/executor-tasks\.ts/)]),
     );
   });
 

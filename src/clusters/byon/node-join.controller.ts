@@ -2,8 +2,10 @@ import { Body, Controller, Delete, Headers, HttpCode, Ip, Param, Post, Res } fro
 import type { FastifyReply } from 'fastify';
 import { rateLimitHeaders } from '../../auth/request-rate-limits';
 import { ApiBearerAuth, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { OrgContext, OrganisationContext, RequireOrgRole } from '../../auth/organisation-access';
-import { CurrentPrincipal, Principal, Public } from '../../auth/principal';
+import { OrgContext, OrganisationContext } from '../../identity/organisation-context';
+import { RequireOrgRole } from '../../common/route-access';
+import { CurrentPrincipal, Principal } from '../../identity/principal';
+import { Public } from '../../common/route-access';
 import { ApiDoc, ApiStandardErrors } from '../../common/api-docs';
 import { JoinTokensRevokedResponse, NodePoolJoinConfigResponse, NodeRegistrationRequest, NodeRegistrationResponse } from '../dto/byon.dto';
 import { NodeJoinService } from './node-join.service';

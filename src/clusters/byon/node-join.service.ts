@@ -6,11 +6,11 @@ import { ConflictException, Injectable, UnauthorizedException } from '@nestjs/co
 import { createHash, randomBytes } from 'crypto';
 import { auditDiff } from '../../audit/audit-diff';
 import { AuditRecorder } from '../../audit/audit-recorder';
-import type { Principal } from '../../auth/principal';
+import type { Principal } from '../../identity/principal';
 import { RequestRateLimits } from '../../auth/request-rate-limits';
 import { Clock } from '../../common/clock';
 import { AppConfig } from '../../config/app-config';
-import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import type { OrganisationEntity } from '../../identity/organisation.entity';
 import { ClusterAccessEntity } from '../cluster-access.entity';
 import { ClusterLookup } from '../cluster-lookup';
 import { ClusterNodePoolEntity } from '../cluster-node-pool.entity';

@@ -7,7 +7,7 @@ import { Clock } from '../../common/clock';
 import { ValidationFailedException } from '../../common/errors';
 import { slugify } from '../../common/slug';
 import { CloudAccountEntity } from '../../cloud-accounts/cloud-account.entity';
-import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import type { OrganisationEntity } from '../../identity/organisation.entity';
 import { checkByonRegion, isByon } from '../byon/byon-rules';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';
@@ -16,7 +16,7 @@ import { cidrsOverlap, ClusterRules } from '../cluster-rules';
 import { ClusterAddons, ClusterEntity, CniType, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { CreateClusterRequest } from '../dto/cluster.dto';
 import { applyPoolDefaults } from '../dto/node-pool.dto';
-import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
+import { ClusterChangeGate } from '../cluster-change-gate';
 
 export class CreateClusterCommand {
   constructor(
@@ -41,7 +41,7 @@ export class CreateClusterUseCase {
     private readonly catalog: ClusterCatalog,
     private readonly rules: ClusterRules,
     private readonly auditRecorder: AuditRecorder,
-    private readonly policies: ClusterPolicyEnforcer,
+    private readonly policies: ClusterChangeGate,
   ) {}
 
   async execute(cmd: CreateClusterCommand): Promise<ClusterEntity> {

@@ -9,7 +9,7 @@ import { SqlPart, sqlParams } from '../../common/sql-params';
 import { Clock } from '../../common/clock';
 import { checkExclusionHorizon, normaliseExclusions } from '../../maintenance/maintenance-exclusion';
 import { ValidationFailedException } from '../../common/errors';
-import type { OrganisationEntity } from '../../organisations/organisation.entity';
+import type { OrganisationEntity } from '../../identity/organisation.entity';
 import { ClusterCatalog } from '../cluster-catalog';
 import { ClusterLookup } from '../cluster-lookup';
 import { CLUSTER_SELECT, ClusterRow } from '../cluster-read';
@@ -17,7 +17,7 @@ import { ClusterRules } from '../cluster-rules';
 import { decideRequest, downgradeTargets, upgradeTargets, VERSION_CHANGE_STATUSES } from '../cluster-state-machine';
 import { ClusterDesiredStatus, ClusterEntity, PodSecurityStandardsProfile } from '../cluster.entity';
 import type { UpdateClusterRequest } from '../dto/cluster.dto';
-import { ClusterPolicyEnforcer } from '../../policies/cluster-policy-enforcer';
+import { ClusterChangeGate } from '../cluster-change-gate';
 
 export class UpdateClusterCommand {
   constructor(
@@ -75,7 +75,7 @@ export class UpdateClusterUseCase {
     private readonly auditRecorder: AuditRecorder,
     private readonly audit: AuditService,
     private readonly audited: AuditedTransaction,
-    private readonly policies: ClusterPolicyEnforcer,
+    private readonly policies: ClusterChangeGate,
   ) {}
 
   /**

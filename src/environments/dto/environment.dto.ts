@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 import { BooleanQueryParam } from '../../common/query-boolean';
 import { PageQueryDto } from '../../common/paging';
-import { KUBERNETES_ROLES, KubernetesRole } from '../../organisations/organisation-member.entity';
+import { KUBERNETES_ROLES, KubernetesRole } from '../../identity/organisation-member.entity';
 import { ENVIRONMENT_TYPES, EnvironmentType } from '../../catalog/environment-types';
 import { IsPlainText } from '../../common/names';
 import { ApiPartialUpdate } from '../../common/api-docs';

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, ValidateNested } from 'class-validator';
-import { KUBERNETES_ROLES, KubernetesRole, ORGANISATION_ROLES, OrganisationRole } from '../organisation-member.entity';
+import { KUBERNETES_ROLES, KubernetesRole } from '../../identity/organisation-member.entity';
+import { ORGANISATION_ROLES, OrganisationRole } from '../../common/organisation-roles';
 import { EmailDto, LenientEmail, SlugDto } from './organisation.dto';
 import { IsPlainText } from '../../common/names';
 import { ApiPartialUpdate } from '../../common/api-docs';

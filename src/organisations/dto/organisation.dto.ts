@@ -17,7 +17,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { ORGANISATION_TYPES, OrganisationType } from '../organisation.entity';
+import { ORGANISATION_TYPES, OrganisationType } from '../../identity/organisation.entity';
 import { IsPlainText } from '../../common/names';
 import { ApiPartialUpdate } from '../../common/api-docs';
 

@@ -1,7 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { AuditDetails } from '../../audit/audit-event.entity';
+import type { OrganisationAuditEventType } from '../../audit/audit-event-types';
 import { AuditService } from '../../audit/audit.service';
-import { SYSTEM_ACTOR } from '../../auth/principal';
+import { SYSTEM_ACTOR } from '../../identity/principal';
 import type { ScheduledUpgradeStatus } from '../../upgrades/scheduled-cluster-upgrade.entity';
 import { UPGRADE_COLUMNS, UPGRADE_FROM, upgradeAuditRefs, UpgradeRow } from '../../upgrades/upgrade-rows';
 import { SCHEDULER_LOG_CONTEXT, SchedulerSql } from './scheduler-sql';
@@ -30,6 +31,9 @@ export interface OpenUpgradeRow extends UpgradeRow, ExclusionColumns {
 export function upgradeSubject(row: UpgradeRow): string {
   return `${row.environment_slug}/${row.cluster_slug}`;
 }
+
+/** The audit type of an upgrade moving to `status` (a listed organisation type for every status, checked here by the compiler). */
+const upgradeStatusEventType = (status: ScheduledUpgradeStatus): OrganisationAuditEventType => `SCHEDULED_CLUSTER_UPGRADE_${status}`;
 
 /** Reading open upgrades and moving them from status to status, each change audited (actor: system) and logged. */
 @Injectable()
@@ -86,7 +90,7 @@ export class UpgradeTransitions {
         [row.id, to, now, row.status, TERMINAL],
       );
       if (!changed) throw new Error(`upgrade ${row.identity} left ${row.status} meanwhile`);
-      await this.record(`SCHEDULED_CLUSTER_UPGRADE_${to}`, row, { status: { old: row.status, new: to }, ...(opts.details ?? {}) }, opts.message);
+      await this.record(upgradeStatusEventType(to), row, { status: { old: row.status, new: to }, ...(opts.details ?? {}) }, opts.message);
       this.logger.log(
         {
           upgrade: row.identity,

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { IsDateString, IsIn, IsOptional, IsString, Length, MaxLength, ValidateNested } from 'class-validator';
 import { MAX_DATE_TIME_LENGTH } from '../../common/bounds';
 import { Secret } from '../../common/secret-fields';
-import { PAT_TYPES, PatType } from '../personal-access-token.entity';
+import { PAT_TYPES, PatType } from '../../identity/personal-access-token.entity';
 import { IsPlainText } from '../../common/names';
 
 export class PersonalAccessTokenTypeDto {

@@ -1,3 +1,5 @@
+import * as path from 'path';
+import type { ExecutorWorker } from '../executor/executor.module';
 import type { ExecutorTasks } from './executor-tasks';
 
 /**
@@ -14,4 +16,13 @@ export const EXECUTOR_TASK_DESCRIPTIONS: Record<keyof ExecutorTasks, string> = {
   'policies.check': 'checking the policy expression',
   'policies.evaluate': 'evaluating the cluster policies',
   'policies.objectFields': 'reading the fields the policy expressions use',
+};
+
+/**
+ * The service's worker, for ExecutorModule.forRoot (src/app.module.ts): compiled JavaScript under dist/, TypeScript
+ * (through swc) in tests and start:dev.
+ */
+export const EXECUTOR_WORKER: ExecutorWorker = {
+  file: path.join(__dirname, `executor.worker.${__filename.endsWith('.js') ? 'js' : 'ts'}`),
+  describe: (task) => EXECUTOR_TASK_DESCRIPTIONS[task as keyof ExecutorTasks] ?? task,
 };

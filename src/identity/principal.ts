@@ -1,7 +1,7 @@
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { ClsService } from 'nestjs-cls';
-import type { PersonalAccessTokenEntity } from '../tokens/personal-access-token.entity';
-import type { UserEntity } from '../users/user.entity';
+import type { PersonalAccessTokenEntity } from './personal-access-token.entity';
+import type { UserEntity } from './user.entity';
 
 /** Who is calling: the user, and the token used when it was a PAT. */
 export interface Principal {
@@ -32,15 +32,3 @@ export const currentPrincipal = (cls: ClsService): Principal | undefined =>
 export const CurrentPrincipal = createParamDecorator((_: unknown, ctx: ExecutionContext): Principal => {
   return ctx.switchToHttp().getRequest().user as Principal;
 });
-
-export const IS_PUBLIC = 'auth:public';
-/** Marks the few routes that need no credential (health, docs). */
-export const Public = () => SetMetadata(IS_PUBLIC, true);
-
-export const PLATFORM_ADMIN_ONLY = 'auth:platform-admin';
-/** Restricts a route (or a controller) to platform administrators. */
-export const PlatformAdminOnly = () => SetMetadata(PLATFORM_ADMIN_ONLY, true);
-
-/** Routes that also accept `Authorization: Bearer <METRICS_TOKEN>` (the Prometheus scrape). */
-export const METRICS_TOKEN_ACCEPTED = 'auth:metrics-token';
-export const MetricsTokenAccepted = () => SetMetadata(METRICS_TOKEN_ACCEPTED, true);

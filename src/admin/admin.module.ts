@@ -1,0 +1,29 @@
+import { Module } from '@nestjs/common';
+import { CatalogModule } from '../catalog/catalog.module';
+import { ClustersModule } from '../clusters/clusters.module';
+import { OrganisationsModule } from '../organisations/organisations.module';
+import { PoliciesModule } from '../policies/policies.module';
+import { UpgradesModule } from '../upgrades/upgrades.module';
+import { ClusterPoliciesAdminController } from './cluster-policies-admin.controller';
+import { ClusterVersionsAdminController } from './cluster-versions-admin.controller';
+import { ClustersAdminController } from './clusters-admin.controller';
+import { OrganisationsAdminController } from './organisations-admin.controller';
+import { ScheduledUpgradesAdminController } from './scheduled-upgrades-admin.controller';
+import { UpdateChannelsAdminController } from './update-channels-admin.controller';
+
+/**
+ * The platform administrators' API (/admin/v1): controllers at the edge of the module layers, over the services the
+ * domain modules export. No domain module knows them.
+ */
+@Module({
+  imports: [OrganisationsModule, CatalogModule, ClustersModule, UpgradesModule, PoliciesModule],
+  controllers: [
+    ClustersAdminController,
+    ScheduledUpgradesAdminController,
+    ClusterVersionsAdminController,
+    UpdateChannelsAdminController,
+    OrganisationsAdminController,
+    ClusterPoliciesAdminController,
+  ],
+})
+export class AdminModule {}
