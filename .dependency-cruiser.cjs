@@ -47,6 +47,7 @@ const LAYERS = [
     modules: [
       { name: 'organisations', uses: [], exposes: ['organisation-events.ts'] },
       { name: 'catalog', uses: [], exposes: ['environment-types.ts', 'cloud-provider.entity.ts'] },
+      { name: 'cluster-drivers', uses: ['catalog'], exposes: ['driver-contract.ts', 'cluster-driver-resolver.ts'] },
       { name: 'environments', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'cloud-accounts', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'maintenance', uses: ['organisations'], exposes: ['maintenance-exclusion.ts', 'maintenance-window.ts'] },
@@ -56,12 +57,12 @@ const LAYERS = [
         uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'maintenance'],
         exposes: ['cluster-change-gate.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
       },
-      { name: 'provisioning', uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'clusters'], exposes: ['driver-contract.ts'] },
+      { name: 'provisioning', uses: ['organisations', 'catalog', 'cluster-drivers', 'environments', 'cloud-accounts', 'clusters'], exposes: [] },
       { name: 'policies', uses: ['organisations', 'catalog', 'environments', 'clusters'], exposes: ['cluster-policy-enforcer.ts', 'policy-examples.ts', 'policy-tasks.ts'] },
       { name: 'upgrades', uses: ['organisations', 'catalog', 'maintenance', 'clusters', 'policies'], exposes: ['upgrade-rows.ts'] },
       { name: 'scheduler', uses: ['organisations', 'maintenance', 'clusters', 'policies', 'upgrades'], exposes: [] },
       { name: 'observability', uses: ['organisations', 'environments', 'webhooks'], exposes: ['observability-tasks.ts'] },
-      { name: 'metering', uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'clusters', 'provisioning'], exposes: [] },
+      { name: 'metering', uses: ['organisations', 'catalog', 'cluster-drivers', 'environments', 'cloud-accounts', 'clusters', 'provisioning'], exposes: [] },
     ],
   },
   {
