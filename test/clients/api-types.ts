@@ -6302,9 +6302,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6773,9 +6774,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7248,9 +7250,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7394,9 +7397,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7507,9 +7511,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7627,9 +7632,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7775,9 +7781,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7883,9 +7890,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8031,9 +8039,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,9 +8193,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8308,9 +8318,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8428,9 +8439,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8549,9 +8561,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8674,9 +8687,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8799,9 +8813,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8904,9 +8919,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9112,9 +9128,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9219,9 +9236,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9328,9 +9346,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9437,9 +9456,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9558,9 +9578,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9707,9 +9728,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9856,9 +9878,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9965,9 +9988,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10084,9 +10108,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10203,9 +10228,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10324,9 +10350,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10445,9 +10472,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10594,9 +10622,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10703,9 +10732,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10810,9 +10840,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10996,9 +11027,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11143,9 +11175,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11251,9 +11284,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11388,9 +11422,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11487,9 +11522,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11593,9 +11629,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11751,9 +11788,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11869,9 +11907,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12055,9 +12094,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12198,9 +12238,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12301,9 +12342,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12409,9 +12451,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12525,9 +12568,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12658,9 +12702,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12816,9 +12861,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12954,9 +13000,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13060,9 +13107,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13316,9 +13364,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13447,9 +13496,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13552,9 +13602,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13668,9 +13719,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13801,9 +13853,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13979,9 +14032,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14112,9 +14166,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14245,9 +14300,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14378,9 +14434,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14511,9 +14568,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14644,9 +14702,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14777,9 +14836,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14910,9 +14970,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15043,9 +15104,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15176,9 +15238,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15309,9 +15372,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15427,9 +15491,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15530,9 +15595,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15661,9 +15727,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15766,9 +15833,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15882,9 +15950,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16015,9 +16084,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16207,9 +16277,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16312,9 +16383,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16430,9 +16502,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16519,9 +16592,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16648,9 +16722,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16752,9 +16827,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16893,9 +16969,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17033,9 +17110,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17091,6 +17169,7 @@ export interface operations {
             /** @description The embedded PostgreSQL process is down */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17204,6 +17283,7 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17292,9 +17372,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17434,9 +17515,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17523,9 +17605,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17614,9 +17697,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17705,9 +17789,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17794,9 +17879,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17968,9 +18054,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18133,9 +18220,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18295,9 +18383,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18519,9 +18608,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18681,9 +18771,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18784,9 +18875,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18925,9 +19017,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19029,9 +19122,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19161,9 +19255,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19279,9 +19374,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19383,9 +19479,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19487,9 +19584,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19591,9 +19689,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19758,9 +19857,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19901,9 +20001,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20021,9 +20122,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20170,9 +20272,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20328,9 +20431,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20524,9 +20628,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20721,9 +20826,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20883,9 +20989,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20987,9 +21094,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21131,9 +21239,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21237,9 +21346,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21342,9 +21452,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21476,9 +21587,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21582,9 +21694,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21700,9 +21813,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21873,9 +21987,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21992,9 +22107,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22179,9 +22295,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22335,9 +22452,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22536,9 +22654,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22642,9 +22761,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22747,9 +22867,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22905,9 +23026,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23076,9 +23198,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23512,9 +23635,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23621,9 +23745,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23765,9 +23890,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23947,9 +24073,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24088,9 +24215,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24192,9 +24320,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24336,9 +24465,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24452,9 +24582,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24596,9 +24727,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24756,9 +24888,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24897,9 +25030,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25057,9 +25191,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25217,9 +25352,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25320,9 +25456,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25463,9 +25600,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25577,9 +25715,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25720,9 +25859,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25872,9 +26012,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26013,9 +26154,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26144,9 +26286,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26326,9 +26469,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26430,9 +26574,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26562,9 +26707,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26746,9 +26892,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26899,9 +27046,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27003,9 +27151,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27106,9 +27255,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27262,9 +27412,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
