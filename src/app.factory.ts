@@ -28,6 +28,7 @@ import { Logger, NestInterceptor, Type } from '@nestjs/common';
 import { AuditInterceptor } from './audit/audit.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
+import { retryReadsOnce } from './database/read-retry';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -199,6 +200,8 @@ export async function createApp(
         [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
       ]),
     );
+    // A GET whose database connection was lost runs once more on a fresh one (issue 42).
+    retryReadsOnce(app);
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);
