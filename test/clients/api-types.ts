@@ -2597,6 +2597,36 @@ export interface components {
             /** @example 1.31.6 */
             version: string;
         };
+        ConditionDto: {
+            /**
+             * @description Ready: the newest generation is applied and running; Reconciling: a newer generation is being applied; Degraded: the driver reported an error it cannot get past by retrying
+             * @enum {string}
+             */
+            type: "Ready" | "Reconciling" | "Degraded";
+            /** @enum {string} */
+            status: "True" | "False" | "Unknown";
+            /**
+             * @description Machine-readable reason in CamelCase (e.g. Applied, SpecChanged, Progressing, DriverRetrying, a driver error code)
+             * @example Applied
+             */
+            reason: string;
+            /**
+             * @description For people; for Degraded the driver's message
+             * @example Generation 3 is applied
+             */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When status last changed
+             */
+            lastTransitionTime: string;
+            /**
+             * Format: int64
+             * @description The generation the condition was set for
+             * @example 3
+             */
+            observedGeneration: number;
+        };
         ClusterResponse: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -2715,6 +2745,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDto"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDto"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         FieldErrorDto: {
             /** @example name */
@@ -3115,6 +3159,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
+            /**
+             * Format: int64
+             * @description The cluster generation of the pool's last change (create or update)
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The cluster generation at which the cluster driver reported the pool applied; null until it did. The pool is up to date when it is at least generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         UpdateNodePoolDto: {
             /**
@@ -5757,6 +5815,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDtoPlain"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDtoPlain"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         ClusterReferenceDtoPlain: {
             /** Format: uuid */
@@ -6064,6 +6136,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6221,6 +6305,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -6535,6 +6631,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6692,6 +6800,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -7010,6 +7130,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -7167,6 +7299,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -23288,6 +23432,18 @@ export interface operations {
                      *               "environmentSlug": "web",
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -23431,6 +23587,18 @@ export interface operations {
                      *               "slug": "api",
                      *               "environmentSlug": "api",
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
