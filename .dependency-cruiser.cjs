@@ -47,7 +47,7 @@ const LAYERS = [
     modules: [
       { name: 'organisations', uses: [], exposes: ['organisation-events.ts'] },
       { name: 'catalog', uses: [], exposes: ['environment-types.ts', 'cloud-provider.entity.ts'] },
-      { name: 'cluster-drivers', uses: ['catalog'], exposes: ['driver-contract.ts', 'cluster-driver-resolver.ts'] },
+      { name: 'cluster-drivers', uses: ['catalog'], exposes: ['driver-contract.ts', 'driver-call-error.ts', 'cluster-driver-resolver.ts'] },
       { name: 'environments', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'cloud-accounts', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'maintenance', uses: ['organisations'], exposes: ['maintenance-exclusion.ts', 'maintenance-window.ts'] },
