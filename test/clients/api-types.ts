@@ -2317,6 +2317,58 @@ export interface paths {
         patch: operations["ClusterPoliciesAdminController_update"];
         trace?: never;
     };
+    "/admin/v1/price-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every price book entry (page form A, latest effectiveFrom first)
+         * @description Every price of the price book: per cloud provider and region, an hour of a control plane (with or without high availability) or of one node of a node type, with its list price, the price each organisation type pays, when it applies, and whether it is scheduled, in effect or ended. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by effectiveFrom, kind, cloudProvider, region, nodeType, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: effectiveFrom descending. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["PriceBookAdminController_list"];
+        put?: never;
+        /**
+         * Add a price from now or a later time (audited PRICE_BOOK_ENTRY_CREATED)
+         * @description Adds a price for a control plane (`highlyAvailable` required) or a node type (`nodeType` required) in a region of a cloud provider of the catalog, applying from `effectiveFrom` (now when left out, never in the past) until the next entry of the same key begins or `effectiveTo`. Prices are decimal strings (never floating point). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 400 when effectiveFrom or effectiveTo is in the past, a field does not fit the kind, or the provider, region or node type is not in the catalog. 409 when an entry of the same key begins at the same time, or the currency differs from the price book's.
+         */
+        post: operations["PriceBookAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/price-book/{entryIdentity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One price book entry
+         * @description The entry with when it applies and its state. Platform administrators only; everyone else gets 403. 404 when the entry does not exist.
+         */
+        get: operations["PriceBookAdminController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an entry that has not begun (audited PRICE_BOOK_ENTRY_DELETED)
+         * @description Deletes a scheduled entry. An entry that has begun stays (close it with effectiveTo). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 409 when it has begun.
+         */
+        delete: operations["PriceBookAdminController_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled entry, or close one in effect (audited PRICE_BOOK_ENTRY_UPDATED)
+         * @description An entry that has not begun accepts new prices and times (never in the past). An entry in effect accepts only `effectiveTo`, now or later, which closes it; its prices never change, so usage already priced keeps its price. A change that changes nothing answers 200 and records nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 400 when a time is in the past or effectiveTo is not after effectiveFrom. 409 when the entry has begun and the change is more than effectiveTo, the entry has ended, or another entry of the same key begins at the new effectiveFrom.
+         */
+        patch: operations["PriceBookAdminController_update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2597,6 +2649,36 @@ export interface components {
             /** @example 1.31.6 */
             version: string;
         };
+        ConditionDto: {
+            /**
+             * @description Ready: the newest generation is applied and running; Reconciling: a newer generation is being applied; Degraded: the driver reported an error it cannot get past by retrying
+             * @enum {string}
+             */
+            type: "Ready" | "Reconciling" | "Degraded";
+            /** @enum {string} */
+            status: "True" | "False" | "Unknown";
+            /**
+             * @description Machine-readable reason in CamelCase (e.g. Applied, SpecChanged, Progressing, DriverRetrying, a driver error code)
+             * @example Applied
+             */
+            reason: string;
+            /**
+             * @description For people; for Degraded the driver's message
+             * @example Generation 3 is applied
+             */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When status last changed
+             */
+            lastTransitionTime: string;
+            /**
+             * Format: int64
+             * @description The generation the condition was set for
+             * @example 3
+             */
+            observedGeneration: number;
+        };
         ClusterResponse: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -2715,6 +2797,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDto"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDto"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         FieldErrorDto: {
             /** @example name */
@@ -3115,6 +3211,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
+            /**
+             * Format: int64
+             * @description The cluster generation of the pool's last change (create or update)
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The cluster generation at which the cluster driver reported the pool applied; null until it did. The pool is up to date when it is at least generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         UpdateNodePoolDto: {
             /**
@@ -5627,6 +5737,159 @@ export interface components {
              */
             organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
+        OrganisationTypePrices: {
+            /**
+             * @description Price per hour for BUSINESS organisations
+             * @example 0.09
+             */
+            BUSINESS?: string;
+            /**
+             * @description Price per hour for ENTERPRISE organisations
+             * @example 0.08
+             */
+            ENTERPRISE?: string;
+            /**
+             * @description Price per hour for INDIVIDUAL organisations
+             * @example 0.1
+             */
+            INDIVIDUAL?: string;
+            /**
+             * @description Price per hour for TRIAL organisations
+             * @example 0
+             */
+            TRIAL?: string;
+        };
+        PriceBookEntryResponse: {
+            /**
+             * Format: uuid
+             * @example 6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47
+             */
+            identity: string;
+            /**
+             * @example NODE
+             * @enum {string}
+             */
+            kind: "CONTROL_PLANE" | "NODE";
+            /** @example platform_1 */
+            cloudProvider: string;
+            /** @example eu-central-1 */
+            region: string;
+            /** @example m5.large */
+            nodeType: string | null;
+            /** @example null */
+            highlyAvailable: boolean | null;
+            /** @example EUR */
+            currency: string;
+            /**
+             * @description Decimal string
+             * @example 0.096
+             */
+            listPricePerHour: string;
+            organisationTypePrices: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            effectiveFrom: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            effectiveTo: string | null;
+            /**
+             * Format: date-time
+             * @description When the entry stops applying: its effectiveTo or the start of the next entry of the same key, whichever is first; null: open
+             * @example null
+             */
+            appliesUntil: string | null;
+            /**
+             * @description Compared with now
+             * @example SCHEDULED
+             * @enum {string}
+             */
+            state: "SCHEDULED" | "IN_EFFECT" | "ENDED";
+            /**
+             * Format: date-time
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            modifiedAt: string;
+        };
+        CreatePriceBookEntryRequest: {
+            /**
+             * @description CONTROL_PLANE: an hour of a cluster's control plane; NODE: an hour of one node
+             * @example NODE
+             * @enum {string}
+             */
+            kind: "CONTROL_PLANE" | "NODE";
+            /**
+             * @description A cloud provider type of the catalog
+             * @example platform_1
+             */
+            cloudProvider: string;
+            /**
+             * @description A region (slug) of that provider
+             * @example eu-central-1
+             */
+            region: string;
+            /**
+             * @description A node type of that provider; required for NODE, refused for CONTROL_PLANE
+             * @example m5.large
+             */
+            nodeType?: string;
+            /**
+             * @description Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE
+             * @example false
+             */
+            highlyAvailable?: boolean;
+            /**
+             * @description ISO 4217 code; the whole price book uses one currency
+             * @example EUR
+             */
+            currency: string;
+            /**
+             * @description List price per hour (per node for NODE)
+             * @example 0.096
+             */
+            listPricePerHour: string;
+            /** @description Price per hour by organisation type; a type left out pays the list price */
+            organisationTypePrices?: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @description When the price starts to apply; now or later (a price never changes the past). Left out: now.
+             * @example 2026-12-01T00:00:00Z
+             */
+            effectiveFrom?: string;
+            /**
+             * Format: date-time
+             * @description When the price stops applying (after effectiveFrom); left out or null: until a later entry of the same key begins
+             * @example null
+             */
+            effectiveTo?: Record<string, never> | null;
+        };
+        /** @description A field left out keeps its current value. An entry in effect (or ended) accepts only effectiveTo, now or later, to close it; an entry that has not begun accepts every field. */
+        UpdatePriceBookEntryRequest: {
+            /** @example 0.092 */
+            listPricePerHour?: string;
+            /** @description Replaces the prices by organisation type */
+            organisationTypePrices?: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @description Now or later
+             * @example 2026-12-01T00:00:00Z
+             */
+            effectiveFrom?: string;
+            /**
+             * Format: date-time
+             * @description Now or later, after effectiveFrom; null reopens an entry whose end has not come yet
+             * @example 2027-01-01T00:00:00Z
+             */
+            effectiveTo?: Record<string, never> | null;
+        };
         ClusterResponsePlain: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -5757,6 +6020,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDtoPlain"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDtoPlain"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         ClusterReferenceDtoPlain: {
             /** Format: uuid */
@@ -6064,6 +6341,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6221,6 +6510,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -6536,6 +6837,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6693,6 +7006,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -7012,6 +7337,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -7169,6 +7506,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -23411,6 +23760,18 @@ export interface operations {
                      *               "environmentSlug": "web",
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -23554,6 +23915,18 @@ export interface operations {
                      *               "slug": "api",
                      *               "environmentSlug": "api",
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -27380,6 +27753,698 @@ export interface operations {
             };
             /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
             422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of price book entries */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *           "kind": "NODE",
+                     *           "cloudProvider": "platform_1",
+                     *           "region": "eu-central-1",
+                     *           "nodeType": "m5.large",
+                     *           "highlyAvailable": null,
+                     *           "currency": "EUR",
+                     *           "listPricePerHour": "0.096",
+                     *           "organisationTypePrices": {
+                     *             "BUSINESS": "0.09",
+                     *             "ENTERPRISE": "0.08",
+                     *             "INDIVIDUAL": "0.1",
+                     *             "TRIAL": "0"
+                     *           },
+                     *           "effectiveFrom": "2026-12-01T00:00:00.000Z",
+                     *           "effectiveTo": null,
+                     *           "appliesUntil": null,
+                     *           "state": "SCHEDULED",
+                     *           "createdAt": "2026-11-27T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-27T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1fb7e2",
+                     *           "kind": "NODE",
+                     *           "cloudProvider": "platform_1",
+                     *           "region": "eu-central-1",
+                     *           "nodeType": "m5.large",
+                     *           "highlyAvailable": null,
+                     *           "currency": "EUR",
+                     *           "listPricePerHour": "0.096",
+                     *           "organisationTypePrices": {
+                     *             "BUSINESS": "0.09",
+                     *             "ENTERPRISE": "0.08",
+                     *             "INDIVIDUAL": "0.1",
+                     *             "TRIAL": "0"
+                     *           },
+                     *           "effectiveFrom": "2026-12-01T00:00:00.000Z",
+                     *           "effectiveTo": null,
+                     *           "appliesUntil": null,
+                     *           "state": "SCHEDULED",
+                     *           "createdAt": "2026-11-27T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-27T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["PriceBookEntryResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePriceBookEntryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description An entry of the same key begins at the same time, or another currency */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The entry has begun */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePriceBookEntryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
