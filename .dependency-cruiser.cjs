@@ -47,7 +47,7 @@ const LAYERS = [
     modules: [
       { name: 'organisations', uses: [], exposes: ['organisation-events.ts'] },
       { name: 'catalog', uses: [], exposes: ['environment-types.ts', 'cloud-provider.entity.ts'] },
-      { name: 'cluster-drivers', uses: ['catalog'], exposes: ['driver-contract.ts', 'cluster-driver-resolver.ts'] },
+      { name: 'cluster-drivers', uses: ['catalog'], exposes: ['driver-contract.ts', 'driver-call-error.ts', 'cluster-driver-resolver.ts'] },
       { name: 'environments', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'cloud-accounts', uses: ['organisations', 'catalog'], exposes: [] },
       { name: 'maintenance', uses: ['organisations'], exposes: ['maintenance-exclusion.ts', 'maintenance-window.ts'] },
@@ -55,7 +55,7 @@ const LAYERS = [
       {
         name: 'clusters',
         uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'maintenance'],
-        exposes: ['addon-names.ts', 'cluster-change-gate.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
+        exposes: ['addon-names.ts', 'cluster-change-gate.ts', 'cluster-conditions.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
       },
       { name: 'provisioning', uses: ['organisations', 'catalog', 'cluster-drivers', 'environments', 'cloud-accounts', 'clusters'], exposes: [] },
       { name: 'policies', uses: ['organisations', 'catalog', 'environments', 'clusters'], exposes: ['cluster-policy-enforcer.ts', 'policy-examples.ts', 'policy-tasks.ts'] },

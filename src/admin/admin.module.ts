@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { CatalogModule } from '../catalog/catalog.module';
 import { ClustersModule } from '../clusters/clusters.module';
+import { MeteringModule } from '../metering/metering.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
@@ -8,6 +9,7 @@ import { ClusterPoliciesAdminController } from './cluster-policies-admin.control
 import { ClusterVersionsAdminController } from './cluster-versions-admin.controller';
 import { ClustersAdminController } from './clusters-admin.controller';
 import { OrganisationsAdminController } from './organisations-admin.controller';
+import { PriceBookAdminController } from './price-book-admin.controller';
 import { ScheduledUpgradesAdminController } from './scheduled-upgrades-admin.controller';
 import { UpdateChannelsAdminController } from './update-channels-admin.controller';
 
@@ -16,7 +18,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
  * domain modules export. No domain module knows them.
  */
 @Module({
-  imports: [OrganisationsModule, CatalogModule, ClustersModule, UpgradesModule, PoliciesModule],
+  imports: [OrganisationsModule, CatalogModule, ClustersModule, UpgradesModule, PoliciesModule, MeteringModule],
   controllers: [
     ClustersAdminController,
     ScheduledUpgradesAdminController,
@@ -24,6 +26,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
     UpdateChannelsAdminController,
     OrganisationsAdminController,
     ClusterPoliciesAdminController,
+    PriceBookAdminController,
   ],
 })
 export class AdminModule {}

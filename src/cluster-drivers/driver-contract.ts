@@ -246,3 +246,21 @@ export interface ClusterDriver {
 export const applyKey = (identity: string, generation: number): string => `${identity}:${generation}`;
 /** The idempotency key of the delete of a cluster at `generation`. */
 export const deleteKey = (identity: string, generation: number): string => `${identity}:${generation}:delete`;
+
+/** The body of `POST /v1/observe-many` (HTTP protocol). */
+export interface ObserveManyRequest {
+  clusters: ObserveRequest[];
+}
+
+/** The answer of `POST /v1/observe-many`: observations by cluster identity; a cluster left out is not reachable now. */
+export interface ObserveManyResponse {
+  observations: Record<string, ClusterObservation>;
+}
+
+/**
+ * The body of a driver's non-2xx answer when it knows why (HTTP protocol): its own error, handed to the reconciler
+ * as it is. Any other non-2xx answer, a lost connection or a timeout is a retryable error of the service's making.
+ */
+export interface DriverErrorResponse {
+  error: DriverError;
+}
