@@ -16456,8 +16456,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path: {
@@ -24286,8 +24286,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path?: never;
