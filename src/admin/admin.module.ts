@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { CatalogModule } from '../catalog/catalog.module';
 import { ClusterDriversModule } from '../cluster-drivers/cluster-drivers.module';
 import { ClustersModule } from '../clusters/clusters.module';
+import { MeteringModule } from '../metering/metering.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
@@ -10,6 +11,7 @@ import { ClusterPoliciesAdminController } from './cluster-policies-admin.control
 import { ClusterVersionsAdminController } from './cluster-versions-admin.controller';
 import { ClustersAdminController } from './clusters-admin.controller';
 import { OrganisationsAdminController } from './organisations-admin.controller';
+import { PriceBookAdminController } from './price-book-admin.controller';
 import { ScheduledUpgradesAdminController } from './scheduled-upgrades-admin.controller';
 import { UpdateChannelsAdminController } from './update-channels-admin.controller';
 
@@ -18,7 +20,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
  * domain modules export. No domain module knows them.
  */
 @Module({
-  imports: [OrganisationsModule, CatalogModule, ClusterDriversModule, ClustersModule, UpgradesModule, PoliciesModule],
+  imports: [OrganisationsModule, CatalogModule, ClusterDriversModule, ClustersModule, UpgradesModule, PoliciesModule, MeteringModule],
   controllers: [
     ClustersAdminController,
     ScheduledUpgradesAdminController,
@@ -27,6 +29,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
     OrganisationsAdminController,
     ClusterPoliciesAdminController,
     ClusterDriversAdminController,
+    PriceBookAdminController,
   ],
 })
 export class AdminModule {}

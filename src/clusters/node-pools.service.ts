@@ -114,6 +114,8 @@ export class NodePoolsService {
     // A cluster may run without node pools (they are often managed as separate resources, e.g. by Terraform).
     this.assertChangeable(cluster);
     const policySnapshot = await this.policies.before(cluster);
+    // The delete's time for the usage ledger (its trigger takes the deleted row's modified_at; docs/metering.md).
+    await this.repo.update({ id: pool.id }, { modifiedAt: this.clock.now() });
     await this.repo.delete({ id: pool.id });
     await this.policies.enforce({ clusterId: Number(cluster.id), operation: 'UPDATE', resource: 'nodePools', before: policySnapshot });
     this.record('NODE_POOL_DELETED', org, environment, cluster, pool, auditDiff(pick(pool), null));

@@ -57,7 +57,7 @@ export function ApiStandardErrors(opts: ErrorDocOptions = {}) {
   const decorators = [
     ApiResponse({ status: 429, description: opts.tooManyRequests ? `${opts.tooManyRequests}, or rate limited; see Retry-After` : 'Rate limited; see Retry-After', type: ErrorBodyDto }),
     ApiResponse({ status: 500, description: 'Internal server error', type: ErrorBodyDto }),
-    ApiResponse({ status: 503, description: 'Database unreachable', type: ErrorBodyDto }),
+    ApiResponse({ status: 503, description: 'The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry', type: ErrorBodyDto }),
   ];
   if (opts.badRequest !== false)
     decorators.push(ApiResponse({ status: 400, description: 'Invalid request; `errors` names each field', type: ErrorBodyDto }));

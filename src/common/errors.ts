@@ -10,6 +10,13 @@ import {
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import type { ValidationError } from 'class-validator';
 import { QueryFailedError } from 'typeorm';
+import {
+  DATABASE_RETRY_AFTER_SECONDS,
+  DatabaseUnavailable,
+  databaseUnavailable,
+  databaseUnavailableMessage,
+  isDatabaseUnavailable,
+} from './database-unavailable';
 
 export class FieldErrorDto {
   @ApiProperty({ example: 'name' }) field: string;
@@ -79,38 +86,25 @@ export class ServiceUnavailableError extends HttpException {
   }
 }
 
-const DB_UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  '57P01', // admin_shutdown
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now
-  '08000',
-  '08001',
-  '08003',
-  '08006',
-]);
+/**
+ * 503 for a database that cannot be used now (database-unavailable.ts): the body names the cause and its code,
+ * and `Retry-After` says when to try again. Never a 500, whichever statement of the request it hit.
+ */
+export class DatabaseUnavailableError extends ServiceUnavailableError {
+  readonly headers = { 'retry-after': String(DATABASE_RETRY_AFTER_SECONDS) };
 
-export function isDatabaseUnavailable(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const e = err as { code?: string; message?: string; driverError?: unknown };
-  if (e.code && DB_UNAVAILABLE_CODES.has(e.code)) return true;
-  const msg = e.message ?? '';
-  if (
-    /timeout exceeded when trying to connect|Query read timeout|Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|the database system is (starting up|shutting down)|Connection is not established/i.test(
-      msg,
-    )
-  )
-    return true;
-  return e.driverError ? isDatabaseUnavailable(e.driverError) : false;
+  constructor(readonly unavailable: DatabaseUnavailable) {
+    super(databaseUnavailableMessage(unavailable));
+  }
 }
+
+export { isDatabaseUnavailable };
 
 /** Maps a database error to an HTTP error a client can act on, or null when it is a server fault. */
 export function mapDatabaseError(err: unknown): HttpException | null {
-  if (isDatabaseUnavailable(err)) return new ServiceUnavailableError();
+  if (err instanceof DatabaseUnavailableError) return err;
+  const unavailable = databaseUnavailable(err);
+  if (unavailable) return new DatabaseUnavailableError(unavailable);
   if (err instanceof QueryFailedError) {
     const code = (err.driverError as { code?: string } | undefined)?.code;
     const detail = (err.driverError as { detail?: string } | undefined)?.detail;
@@ -119,7 +113,6 @@ export function mapDatabaseError(err: unknown): HttpException | null {
       return new ConflictException('The cluster has deleteProtection enabled or a deletion pending; the change was refused.');
     if (code === '40001' || code === '40P01')
       return new ConflictException('The resource was changed concurrently; retry the request.');
-    if (code === '57014') return new ServiceUnavailableError('The database did not answer in time; try again shortly.');
     // Malformed values the validators let through (e.g. a NUL byte in a path segment, a bad uuid).
     if (['22P02', '22003', '22007', '22008', '22021', '22P05', '22001', '54000', '2201B'].includes(code ?? ''))
       return new HttpException('Invalid request: a parameter has the wrong format.', HttpStatus.BAD_REQUEST);
@@ -229,8 +222,12 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const request = ctx.getRequest();
     const path = String(request?.url ?? '').split('?')[0];
     const { status, body, headers } = toErrorResponse(exception, path, this.logger, request?.id);
-    // Seen by the request log: an outage is logged once when it starts and once when it ends.
-    if (status === 503 && mapDatabaseError(exception) instanceof ServiceUnavailableError && request?.raw) request.raw.databaseUnavailable = true;
+    // Seen by the request log: an outage is logged once when it starts and once when it ends, with its causes.
+    const mapped = status === 503 ? mapDatabaseError(exception) : null;
+    if (mapped instanceof DatabaseUnavailableError && request?.raw) {
+      request.raw.databaseUnavailable = true;
+      request.raw.databaseUnavailableCode = mapped.unavailable.code;
+    }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
   }

@@ -53,7 +53,7 @@ const ERROR_TEXT: Record<string, [string, string]> = {
   '415': ['Unsupported Media Type', 'Send the body as application/json'],
   '429': ['Too Many Requests', 'Rate limit exceeded; retry after the number of seconds in Retry-After'],
   '500': ['Internal Server Error', 'An unexpected error occurred; quote the X-Request-Id when reporting it'],
-  '503': ['Service Unavailable', 'The database is unreachable; retry shortly'],
+  '503': ['Service Unavailable', 'The database is unavailable: the connection to the database was lost (57P01); retry in 2 s.'],
 };
 
 /**
@@ -181,6 +181,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
       }
       if (op.responses['429']) {
         op.responses['429'].headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+      }
+      // A database that cannot be used now (lost, refused, read-only, too slow) is a 503 with Retry-After.
+      if (op.responses['503']) {
+        op.responses['503'].headers = { ...(op.responses['503'].headers ?? {}), 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
       }
       // Rate limits apply to every operation that needs a credential (see RATE_LIMIT_HEADERS).
       if (!publicOps.has(`${method} ${path}`)) {

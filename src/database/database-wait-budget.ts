@@ -1,5 +1,6 @@
 import { ClsServiceManager } from 'nestjs-cls';
 import * as pg from 'pg';
+import { databaseUnavailable } from '../common/database-unavailable';
 
 /** Where a request's budget lives in its CLS store (set by the CLS middleware, database.module.ts). */
 export const DATABASE_WAIT_BUDGET = Symbol('databaseWaitBudget');
@@ -56,10 +57,12 @@ interface LooseClient {
   query(config: unknown, values?: unknown, callback?: unknown): unknown;
   connection?: { stream?: { destroy(): void } };
   connectionParameters: { query_timeout?: number | false };
+  release?: (err?: Error | boolean) => void;
 }
 interface LoosePool {
-  options: { connectionTimeoutMillis?: number; Client?: unknown };
+  options: { connectionTimeoutMillis?: number; max?: number; Client?: unknown };
   connect(cb?: Callback): unknown;
+  on(event: 'connect', listener: (client: BudgetedClient) => void): unknown;
 }
 
 const BaseClient = pg.Client as unknown as new (config?: unknown) => LooseClient;
@@ -69,15 +72,22 @@ const BasePool = pg.Pool as unknown as new (options?: unknown) => LoosePool;
  * A pg client whose statements, inside a request, get the time left of the request's budget as their
  * client-side timeout. A statement cut off by it (or refused because nothing is left) leaves the connection in
  * an unknown state (a statement still running, maybe a transaction open), so the connection is destroyed and the
- * pool discards it instead of handing it to the next request.
+ * pool discards it instead of handing it to the next request. A statement that finds the database gone or
+ * read-only (database-unavailable.ts) tells its pool, which then hands out no connection made before (below).
  */
 class BudgetedClient extends BaseClient {
+  /** The pool's generation when this connection was made. */
+  generation = 0;
+  /** Set by the pool: called when a statement found the database unavailable. */
+  onUnavailable?: () => void;
+
   override query(config: unknown, values?: unknown, callback?: unknown): unknown {
     const budget = currentWaitBudget();
     const limitMs = this.connectionParameters.query_timeout;
     const promiseStyle = callback === undefined && typeof values !== 'function';
     const submittable = !!config && typeof (config as { submit?: unknown }).submit === 'function';
-    if (!budget || !limitMs || !promiseStyle || submittable || config == null) return super.query(config, values, callback);
+    if (!promiseStyle || submittable || config == null) return super.query(config, values, callback);
+    if (!budget || !limitMs) return (super.query(config, values) as Promise<unknown>).catch((err: unknown) => this.failed(err));
     const remaining = Math.floor(budget.remainingMs(limitMs));
     if (remaining <= 0) {
       this.discard();
@@ -96,13 +106,26 @@ class BudgetedClient extends BaseClient {
           this.discard();
           throw new DatabaseBudgetExceededError(limitMs);
         }
-        throw err;
+        return this.failed(err);
       },
     );
   }
 
+  private failed(err: unknown): never {
+    const unavailable = databaseUnavailable(err);
+    if (unavailable && unavailable.cause !== 'timeout') {
+      this.onUnavailable?.();
+      // A read-only server (a primary demoted or restarted read-only by a failover) keeps this session open:
+      // close it, so the pool makes a new connection, which the HA layer routes to the new primary.
+      if (unavailable.cause === 'read-only') this.discard();
+    }
+    throw err;
+  }
+
   private discard(): void {
     // The client emits 'error' (connection terminated); its holder releases it with that error and the pool drops it.
+    // Should the holder release it without the error, the pool still never hands it out again (`fresh()`).
+    this.generation = -1;
     this.connection?.stream?.destroy();
   }
 }
@@ -111,32 +134,62 @@ class BudgetedClient extends BaseClient {
  * A pg pool whose connection waits, inside a request, are bounded by the time left of the request's budget
  * instead of the full DATABASE_TIMEOUT_MS each. pg-pool reads `connectionTimeoutMillis` when `connect()` is
  * called (for the queue wait and for opening a new connection), so it is set to what is left for that call.
+ *
+ * After a failover or a restart every connection made before is dead or points at the wrong server, although
+ * pg-pool finds that out only one statement at a time. So when a statement finds the database unavailable the
+ * pool starts a new generation, and `connect()` closes the idle connections of earlier generations instead of
+ * handing them out: what comes after (the read retry, the next request) runs on a fresh connection.
  */
 class BudgetedPool extends BasePool {
+  private generation = 0;
+
   constructor(options: Record<string, unknown>) {
     super({ ...options, Client: BudgetedClient });
+    this.on('connect', (client) => {
+      client.generation = this.generation;
+      client.onUnavailable = () => {
+        if (client.generation === this.generation) this.generation++;
+      };
+    });
+  }
+
+  /** Starts a new generation: connections made before are closed instead of being handed out. */
+  renew(): void {
+    this.generation++;
   }
 
   override connect(cb?: Callback): unknown {
+    const fresh = this.fresh();
+    if (!cb) return fresh;
+    fresh.then(
+      (client) => cb(undefined, client, client.release),
+      (err: unknown) => cb(err),
+    );
+    return undefined;
+  }
+
+  /** A connection of the current generation: older idle ones are closed on the way (at most the pool's size). */
+  private async fresh(): Promise<BudgetedClient> {
+    for (let stale = 0; ; stale++) {
+      const client = await this.checkout();
+      if (client.generation >= this.generation || stale > (this.options.max ?? 10)) return client;
+      client.release?.(true);
+    }
+  }
+
+  private checkout(): Promise<BudgetedClient> {
+    const take = () => new Promise<BudgetedClient>((resolve, reject) => super.connect((err, client) => (err ? reject(err) : resolve(client as BudgetedClient))));
     const budget = currentWaitBudget();
     const limitMs = this.options.connectionTimeoutMillis;
-    if (!budget || !limitMs) return super.connect(cb);
+    if (!budget || !limitMs) return take();
     const remaining = Math.floor(budget.remainingMs(limitMs));
+    if (remaining <= 0) return Promise.reject(new DatabaseBudgetExceededError(limitMs));
     const end = budget.begin();
-    const done: Callback = (...args) => {
-      end();
-      if (cb) cb(...args);
-    };
-    if (remaining <= 0) {
-      end();
-      const err = new DatabaseBudgetExceededError(limitMs);
-      if (cb) return cb(err);
-      return Promise.reject(err);
-    }
     this.options.connectionTimeoutMillis = remaining;
     try {
-      if (cb) return super.connect(done);
-      return new Promise((resolve, reject) => super.connect((err, client) => (done(), err ? reject(err) : resolve(client))));
+      const waiting = take();
+      void waiting.then(end, end);
+      return waiting;
     } finally {
       this.options.connectionTimeoutMillis = limitMs;
     }

@@ -2389,6 +2389,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/price-book": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every price book entry (page form A, latest effectiveFrom first)
+         * @description Every price of the price book: per cloud provider and region, an hour of a control plane (with or without high availability) or of one node of a node type, with its list price, the price each organisation type pays, when it applies, and whether it is scheduled, in effect or ended. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by effectiveFrom, kind, cloudProvider, region, nodeType, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: effectiveFrom descending. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["PriceBookAdminController_list"];
+        put?: never;
+        /**
+         * Add a price from now or a later time (audited PRICE_BOOK_ENTRY_CREATED)
+         * @description Adds a price for a control plane (`highlyAvailable` required) or a node type (`nodeType` required) in a region of a cloud provider of the catalog, applying from `effectiveFrom` (now when left out, never in the past) until the next entry of the same key begins or `effectiveTo`. Prices are decimal strings (never floating point). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 400 when effectiveFrom or effectiveTo is in the past, a field does not fit the kind, or the provider, region or node type is not in the catalog. 409 when an entry of the same key begins at the same time, or the currency differs from the price book's.
+         */
+        post: operations["PriceBookAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/price-book/{entryIdentity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One price book entry
+         * @description The entry with when it applies and its state. Platform administrators only; everyone else gets 403. 404 when the entry does not exist.
+         */
+        get: operations["PriceBookAdminController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an entry that has not begun (audited PRICE_BOOK_ENTRY_DELETED)
+         * @description Deletes a scheduled entry. An entry that has begun stays (close it with effectiveTo). Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 409 when it has begun.
+         */
+        delete: operations["PriceBookAdminController_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a scheduled entry, or close one in effect (audited PRICE_BOOK_ENTRY_UPDATED)
+         * @description An entry that has not begun accepts new prices and times (never in the past). An entry in effect accepts only `effectiveTo`, now or later, which closes it; its prices never change, so usage already priced keeps its price. A change that changes nothing answers 200 and records nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 400 when a time is in the past or effectiveTo is not after effectiveFrom. 409 when the entry has begun and the change is more than effectiveTo, the entry has ended, or another entry of the same key begins at the new effectiveFrom.
+         */
+        patch: operations["PriceBookAdminController_update"];
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2669,6 +2721,36 @@ export interface components {
             /** @example 1.31.6 */
             version: string;
         };
+        ConditionDto: {
+            /**
+             * @description Ready: the newest generation is applied and running; Reconciling: a newer generation is being applied; Degraded: the driver reported an error it cannot get past by retrying
+             * @enum {string}
+             */
+            type: "Ready" | "Reconciling" | "Degraded";
+            /** @enum {string} */
+            status: "True" | "False" | "Unknown";
+            /**
+             * @description Machine-readable reason in CamelCase (e.g. Applied, SpecChanged, Progressing, DriverRetrying, a driver error code)
+             * @example Applied
+             */
+            reason: string;
+            /**
+             * @description For people; for Degraded the driver's message
+             * @example Generation 3 is applied
+             */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When status last changed
+             */
+            lastTransitionTime: string;
+            /**
+             * Format: int64
+             * @description The generation the condition was set for
+             * @example 3
+             */
+            observedGeneration: number;
+        };
         ClusterResponse: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -2787,6 +2869,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDto"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDto"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         FieldErrorDto: {
             /** @example name */
@@ -3187,6 +3283,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
+            /**
+             * Format: int64
+             * @description The cluster generation of the pool's last change (create or update)
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The cluster generation at which the cluster driver reported the pool applied; null until it did. The pool is up to date when it is at least generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         UpdateNodePoolDto: {
             /**
@@ -5852,6 +5962,159 @@ export interface components {
             /** @example 1 */
             maxInFlight?: number;
         };
+        OrganisationTypePrices: {
+            /**
+             * @description Price per hour for BUSINESS organisations
+             * @example 0.09
+             */
+            BUSINESS?: string;
+            /**
+             * @description Price per hour for ENTERPRISE organisations
+             * @example 0.08
+             */
+            ENTERPRISE?: string;
+            /**
+             * @description Price per hour for INDIVIDUAL organisations
+             * @example 0.1
+             */
+            INDIVIDUAL?: string;
+            /**
+             * @description Price per hour for TRIAL organisations
+             * @example 0
+             */
+            TRIAL?: string;
+        };
+        PriceBookEntryResponse: {
+            /**
+             * Format: uuid
+             * @example 6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47
+             */
+            identity: string;
+            /**
+             * @example NODE
+             * @enum {string}
+             */
+            kind: "CONTROL_PLANE" | "NODE";
+            /** @example platform_1 */
+            cloudProvider: string;
+            /** @example eu-central-1 */
+            region: string;
+            /** @example m5.large */
+            nodeType: string | null;
+            /** @example null */
+            highlyAvailable: boolean | null;
+            /** @example EUR */
+            currency: string;
+            /**
+             * @description Decimal string
+             * @example 0.096
+             */
+            listPricePerHour: string;
+            organisationTypePrices: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            effectiveFrom: string;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            effectiveTo: string | null;
+            /**
+             * Format: date-time
+             * @description When the entry stops applying: its effectiveTo or the start of the next entry of the same key, whichever is first; null: open
+             * @example null
+             */
+            appliesUntil: string | null;
+            /**
+             * @description Compared with now
+             * @example SCHEDULED
+             * @enum {string}
+             */
+            state: "SCHEDULED" | "IN_EFFECT" | "ENDED";
+            /**
+             * Format: date-time
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            modifiedAt: string;
+        };
+        CreatePriceBookEntryRequest: {
+            /**
+             * @description CONTROL_PLANE: an hour of a cluster's control plane; NODE: an hour of one node
+             * @example NODE
+             * @enum {string}
+             */
+            kind: "CONTROL_PLANE" | "NODE";
+            /**
+             * @description A cloud provider type of the catalog
+             * @example platform_1
+             */
+            cloudProvider: string;
+            /**
+             * @description A region (slug) of that provider
+             * @example eu-central-1
+             */
+            region: string;
+            /**
+             * @description A node type of that provider; required for NODE, refused for CONTROL_PLANE
+             * @example m5.large
+             */
+            nodeType?: string;
+            /**
+             * @description Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE
+             * @example false
+             */
+            highlyAvailable?: boolean;
+            /**
+             * @description ISO 4217 code; the whole price book uses one currency
+             * @example EUR
+             */
+            currency: string;
+            /**
+             * @description List price per hour (per node for NODE)
+             * @example 0.096
+             */
+            listPricePerHour: string;
+            /** @description Price per hour by organisation type; a type left out pays the list price */
+            organisationTypePrices?: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @description When the price starts to apply; now or later (a price never changes the past). Left out: now.
+             * @example 2026-12-01T00:00:00Z
+             */
+            effectiveFrom?: string;
+            /**
+             * Format: date-time
+             * @description When the price stops applying (after effectiveFrom); left out or null: until a later entry of the same key begins
+             * @example null
+             */
+            effectiveTo?: Record<string, never> | null;
+        };
+        /** @description A field left out keeps its current value. An entry in effect (or ended) accepts only effectiveTo, now or later, to close it; an entry that has not begun accepts every field. */
+        UpdatePriceBookEntryRequest: {
+            /** @example 0.092 */
+            listPricePerHour?: string;
+            /** @description Replaces the prices by organisation type */
+            organisationTypePrices?: components["schemas"]["OrganisationTypePrices"];
+            /**
+             * Format: date-time
+             * @description Now or later
+             * @example 2026-12-01T00:00:00Z
+             */
+            effectiveFrom?: string;
+            /**
+             * Format: date-time
+             * @description Now or later, after effectiveFrom; null reopens an entry whose end has not come yet
+             * @example 2027-01-01T00:00:00Z
+             */
+            effectiveTo?: Record<string, never> | null;
+        };
         ClusterResponsePlain: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -5982,6 +6245,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDtoPlain"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDtoPlain"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         ClusterReferenceDtoPlain: {
             /** Format: uuid */
@@ -6289,6 +6566,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6447,6 +6736,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.7"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         }
                      *       ]
@@ -6527,9 +6828,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6760,6 +7062,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6918,6 +7232,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.7"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         }
                      *       ]
@@ -6998,9 +7324,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7235,6 +7562,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -7393,6 +7732,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.7"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         }
                      *       ]
@@ -7473,9 +7824,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7619,9 +7971,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7732,9 +8085,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7852,9 +8206,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8000,9 +8355,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8108,9 +8464,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8256,9 +8613,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8409,9 +8767,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8533,9 +8892,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8653,9 +9013,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8774,9 +9135,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8899,9 +9261,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9024,9 +9387,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9129,9 +9493,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9337,9 +9702,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9444,9 +9810,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9553,9 +9920,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9662,9 +10030,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9783,9 +10152,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9932,9 +10302,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10081,9 +10452,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10190,9 +10562,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10309,9 +10682,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10428,9 +10802,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10549,9 +10924,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10670,9 +11046,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10819,9 +11196,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10928,9 +11306,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11035,9 +11414,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11221,9 +11601,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11368,9 +11749,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11476,9 +11858,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11613,9 +11996,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11712,9 +12096,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11818,9 +12203,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11976,9 +12362,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12094,9 +12481,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12280,9 +12668,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12423,9 +12812,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12526,9 +12916,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12634,9 +13025,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12750,9 +13142,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12883,9 +13276,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13041,9 +13435,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13179,9 +13574,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13285,9 +13681,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13541,9 +13938,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13672,9 +14070,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13777,9 +14176,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13893,9 +14293,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14026,9 +14427,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14204,9 +14606,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14337,9 +14740,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14470,9 +14874,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14603,9 +15008,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14736,9 +15142,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14869,9 +15276,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15002,9 +15410,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15135,9 +15544,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15268,9 +15678,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15401,9 +15812,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15534,9 +15946,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15652,9 +16065,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15755,9 +16169,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15886,9 +16301,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15991,9 +16407,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16107,9 +16524,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16240,9 +16658,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16432,9 +16851,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16537,9 +16957,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16655,9 +17076,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16744,9 +17166,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16873,9 +17296,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16977,9 +17401,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17118,9 +17543,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17258,9 +17684,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17316,6 +17743,7 @@ export interface operations {
             /** @description The embedded PostgreSQL process is down */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17429,6 +17857,7 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17517,9 +17946,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17659,9 +18089,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17748,9 +18179,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17839,9 +18271,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17930,9 +18363,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18019,9 +18453,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18193,9 +18628,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18358,9 +18794,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18520,9 +18957,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18744,9 +19182,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18906,9 +19345,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19009,9 +19449,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19150,9 +19591,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19254,9 +19696,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19386,9 +19829,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19504,9 +19948,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19608,9 +20053,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19712,9 +20158,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19816,9 +20263,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19983,9 +20431,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20126,9 +20575,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20246,9 +20696,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20395,9 +20846,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20553,9 +21005,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20749,9 +21202,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20946,9 +21400,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21108,9 +21563,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21212,9 +21668,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21356,9 +21813,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21462,9 +21920,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21567,9 +22026,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21701,9 +22161,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21807,9 +22268,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21925,9 +22387,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22098,9 +22561,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22217,9 +22681,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22404,9 +22869,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22560,9 +23026,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22761,9 +23228,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22867,9 +23335,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22972,9 +23441,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23130,9 +23600,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23301,9 +23772,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23513,6 +23985,18 @@ export interface operations {
                      *               "environmentSlug": "web",
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -23657,6 +24141,18 @@ export interface operations {
                      *               "environmentSlug": "api",
                      *               "version": "1.31.7"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         }
                      *       ]
@@ -23737,9 +24233,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23846,9 +24343,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -23990,9 +24488,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24172,9 +24671,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24313,9 +24813,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24417,9 +24918,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24561,9 +25063,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24677,9 +25180,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24821,9 +25325,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24981,9 +25486,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25122,9 +25628,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25282,9 +25789,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25442,9 +25950,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25545,9 +26054,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25688,9 +26198,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25802,9 +26313,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25945,9 +26457,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26097,9 +26610,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26238,9 +26752,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26369,9 +26884,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26551,9 +27067,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26655,9 +27172,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26787,9 +27305,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26971,9 +27490,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27124,9 +27644,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27228,9 +27749,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27331,9 +27853,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27487,9 +28010,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27691,9 +28215,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27832,9 +28357,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -27936,9 +28462,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28051,9 +28578,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28195,9 +28723,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -28299,9 +28828,702 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Database unreachable */
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of price book entries */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *           "kind": "NODE",
+                     *           "cloudProvider": "platform_1",
+                     *           "region": "eu-central-1",
+                     *           "nodeType": "m5.large",
+                     *           "highlyAvailable": null,
+                     *           "currency": "EUR",
+                     *           "listPricePerHour": "0.096",
+                     *           "organisationTypePrices": {
+                     *             "BUSINESS": "0.09",
+                     *             "ENTERPRISE": "0.08",
+                     *             "INDIVIDUAL": "0.1",
+                     *             "TRIAL": "0"
+                     *           },
+                     *           "effectiveFrom": "2026-12-01T00:00:00.000Z",
+                     *           "effectiveTo": null,
+                     *           "appliesUntil": null,
+                     *           "state": "SCHEDULED",
+                     *           "createdAt": "2026-11-27T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-27T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1fb7e2",
+                     *           "kind": "NODE",
+                     *           "cloudProvider": "platform_1",
+                     *           "region": "eu-central-1",
+                     *           "nodeType": "m5.large",
+                     *           "highlyAvailable": null,
+                     *           "currency": "EUR",
+                     *           "listPricePerHour": "0.096",
+                     *           "organisationTypePrices": {
+                     *             "BUSINESS": "0.09",
+                     *             "ENTERPRISE": "0.08",
+                     *             "INDIVIDUAL": "0.1",
+                     *             "TRIAL": "0"
+                     *           },
+                     *           "effectiveFrom": "2026-12-01T00:00:00.000Z",
+                     *           "effectiveTo": null,
+                     *           "appliesUntil": null,
+                     *           "state": "SCHEDULED",
+                     *           "createdAt": "2026-11-27T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-27T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["PriceBookEntryResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreatePriceBookEntryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description An entry of the same key begins at the same time, or another currency */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The entry has begun */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    PriceBookAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                entryIdentity: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdatePriceBookEntryRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceBookEntryResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {

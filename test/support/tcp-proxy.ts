@@ -14,6 +14,10 @@ export class TcpProxy {
   ) {}
 
   async start(): Promise<void> {
+    await this.listen(0);
+  }
+
+  private async listen(port: number): Promise<void> {
     this.server = net.createServer((client) => {
       if (this.down) {
         client.destroy();
@@ -37,7 +41,7 @@ export class TcpProxy {
         upstream.pause();
       }
     });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => this.server!.listen(port, '127.0.0.1', r));
     this.port = (this.server!.address() as net.AddressInfo).port;
   }
 
@@ -48,13 +52,29 @@ export class TcpProxy {
     this.sockets.clear();
   }
 
+  /** Drops every open connection and keeps accepting new ones: what a backend killed by a failover looks like. */
+  dropConnections(): void {
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+  }
+
+  /** Drops every open connection and stops listening, so new connections are refused (ECONNREFUSED). */
+  async refuse(): Promise<void> {
+    this.cut();
+    const server = this.server;
+    this.server = undefined;
+    if (server) await new Promise<void>((r) => server.close(() => r()));
+  }
+
   /** Keeps every connection open but forwards nothing, like a PostgreSQL stopped with SIGSTOP. */
   freeze(): void {
     this.frozen = true;
     for (const s of this.sockets) s.pause();
   }
 
-  restore(): void {
+  /** Ends cut(), freeze() and refuse() (listening again on the same port after refuse()). */
+  async restore(): Promise<void> {
+    if (!this.server && this.port) await this.listen(this.port);
     this.down = false;
     this.frozen = false;
     for (const s of this.sockets) s.resume();

@@ -1,0 +1,248 @@
+import { Client } from 'pg';
+import { APPLICATION_NAME } from '../../src/database/data-source-options';
+import { TcpProxy } from '../support/tcp-proxy';
+import { createTestDatabase, expectErrorBody, startTestApp, TestApp, TestUser } from '../support/test-app';
+
+/**
+ * Every way the database can be unusable answers 503 with Retry-After and a body naming the cause, never 500
+ * (issue 42, item 1): each fault made for real against PostgreSQL.
+ */
+
+/** Waits until a backend of the app's request pool waits on a lock, and answers its pid. */
+async function blockedBackend(admin: Client, database: string, count = 1, except: number[] = []): Promise<number> {
+  for (let i = 0; i < 200; i++) {
+    const { rows } = await admin.query(
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock' AND NOT pid = ANY($3)`,
+      [database, APPLICATION_NAME, except],
+    );
+    if (rows.length >= count) return rows[0].pid as number;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('no request of the app waited on the lock');
+}
+
+function expectUnavailable(res: { status: number; body: Record<string, unknown>; headers: Record<string, string> }, cause: RegExp): void {
+  expect({ status: res.status, message: res.body.message }).toEqual({ status: 503, message: expect.stringMatching(cause) });
+  expectErrorBody(res.body, 503);
+  expect(res.headers['retry-after']).toBe('2');
+}
+
+describe('database faults answer 503 with Retry-After, never 500', () => {
+  jest.setTimeout(60_000);
+  let t: TestApp;
+  let url: string;
+  let database: string;
+  let admin: Client;
+  let owner: TestUser;
+  const base = '/api/v1/orgs/faults/environments';
+
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    database = new URL(url).pathname.slice(1);
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '4000' }, url);
+    admin = new Client({ connectionString: url });
+    await admin.connect();
+    owner = await t.createUser('fault-owner');
+    await t.insertOrganisation('faults', [{ user: owner, role: 'OWNER' }]);
+    await t.as(owner.token).post(base).send({ name: 'staging' }).expect(200);
+  });
+  afterAll(async () => {
+    await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`).catch(() => undefined);
+    await admin.end();
+    await t.close();
+  });
+
+  it("a write whose backend is terminated mid-request (pg_terminate_backend, 57P01) is 503 and changes nothing", async () => {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM environments WHERE slug = 'staging' FOR UPDATE`);
+      const patch = t.as(owner.token).patch(`${base}/staging`).send({ description: 'during the fault' }).then((r) => r);
+      const pid = await blockedBackend(admin, database);
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      expectUnavailable(await patch, /connection to the database was lost \(57P01\)/);
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end();
+    }
+    const after = await t.as(owner.token).get(`${base}/staging`).expect(200);
+    expect(after.body.description ?? null).not.toBe('during the fault');
+    const audit = await t.db.query(`SELECT count(*)::int AS n FROM audit_events WHERE type = 'ENVIRONMENT_UPDATED'`);
+    expect(audit[0].n).toBe(0);
+  });
+
+  it('a write on a read-only server (25006, a primary restarted read-only by a failover) is 503; reads go on; the next connection after it is writable again', async () => {
+    await admin.query(`ALTER DATABASE ${database} SET default_transaction_read_only = on`);
+    // Every session made from now on is read-only; end the pool's current ones as a failover would.
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`, [database, APPLICATION_NAME]);
+    const answers: { status: number; message: string }[] = [];
+    let readOnly: Awaited<ReturnType<ReturnType<TestApp['as']>['post']>> | undefined;
+    for (let i = 0; i < 6 && !readOnly; i++) {
+      const res = await t.as(owner.token).post(base).send({ name: `ro-${i}` });
+      answers.push({ status: res.status, message: String(res.body.message) });
+      if (/25006/.test(String(res.body.message))) readOnly = res;
+    }
+    // Connections the termination closed answer 503 too (lost), and then a fresh one finds the server read-only.
+    expect(answers.every((a) => a.status === 503)).toBe(true);
+    expect(readOnly).toBeDefined();
+    expectUnavailable(readOnly!, /accepts only reads .*\(25006\)/);
+    await t.as(owner.token).get(base).expect(200);
+
+    await admin.query(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
+    // The read-only session that answered 25006 was closed, and the pool hands out no session made before it.
+    let status = 0;
+    for (let i = 0; i < 6 && status !== 200; i++) {
+      await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND state = 'idle'`, [
+        database,
+        APPLICATION_NAME,
+      ]);
+      status = (await t.as(owner.token).post(base).send({ name: 'after-ro' })).status;
+      expect([200, 503]).toContain(status);
+    }
+    expect(status).toBe(200);
+    const rows = await t.db.query(`SELECT slug FROM environments WHERE slug LIKE 'ro-%'`);
+    expect(rows).toEqual([]);
+  });
+
+  it('a request that waits for a pool connection beyond its budget is 503 (timeout), and so are those holding them', async () => {
+    // Two connections (start-up's migration step needs both), both held by requests blocked on a lock.
+    const small = await startTestApp({ DATABASE_TIMEOUT_MS: '1500', DATABASE_POOL_SIZE: '2' }, url);
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await small.as(owner.token).get(base).expect(200);
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE environments IN ACCESS EXCLUSIVE MODE`);
+      const holding = [1, 2].map((n) =>
+        small.as(owner.token).patch(`${base}/staging`).send({ description: `holds connection ${n}` }).then((r) => r),
+      );
+      await blockedBackend(admin, database, 2);
+      const waiting = await small.as(owner.token).get(`${base}/count`);
+      expectUnavailable(waiting, /did not answer in time \((pool-timeout|ETIMEDOUT)\)/);
+      for (const res of await Promise.all(holding)) expectUnavailable(res, /did not answer in time/);
+      await locker.query('ROLLBACK');
+      await small.as(owner.token).get(base).expect(200);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+      await small.close();
+    }
+  });
+});
+
+describe('a database that refuses connections answers 503 with Retry-After', () => {
+  let t: TestApp;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    const url = await createTestDatabase();
+    const u = new URL(url);
+    proxy = new TcpProxy(u.hostname, Number(u.port));
+    await proxy.start();
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '1000' }, proxy.wrap(url));
+  });
+  afterAll(async () => {
+    await proxy.restore();
+    await t.close();
+    await proxy.stop();
+  });
+
+  it('ECONNREFUSED, and a connection dropped by the network (connection lost): 503 naming each; recovers by itself', async () => {
+    await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
+    await proxy.refuse();
+    expectUnavailable(await t.admin().get('/sts/v1/personal-access-tokens'), /refused the connection \(ECONNREFUSED\)/);
+    expectUnavailable(await t.admin().post('/sts/v1/personal-access-tokens').send({ name: 'refused' }), /refused the connection/);
+    await proxy.restore();
+    await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
+
+    // Accepted and closed at once: the server went away under the connection.
+    proxy.cut();
+    expectUnavailable(await t.admin().post('/sts/v1/personal-access-tokens').send({ name: 'lost' }), /connection to the database was lost/);
+    await proxy.restore();
+    await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
+    const rows = await t.db.query(`SELECT count(*)::int AS n FROM personal_access_tokens WHERE name IN ('refused', 'lost')`);
+    expect(rows[0].n).toBe(0);
+  });
+});
+
+describe('a GET whose connection is lost is run once more on a fresh connection; writes never are', () => {
+  jest.setTimeout(60_000);
+  let t: TestApp;
+  let proxy: TcpProxy;
+  let url: string;
+  let database: string;
+  let admin: Client;
+  let owner: TestUser;
+  const base = '/api/v1/orgs/retries/environments';
+
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    database = new URL(url).pathname.slice(1);
+    const u = new URL(url);
+    proxy = new TcpProxy(u.hostname, Number(u.port));
+    await proxy.start();
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '5000' }, proxy.wrap(url));
+    admin = new Client({ connectionString: url });
+    await admin.connect();
+    owner = await t.createUser('retry-owner');
+    await t.insertOrganisation('retries', [{ user: owner, role: 'OWNER' }]);
+    await t.as(owner.token).post(base).send({ name: 'staging' }).expect(200);
+  });
+  afterAll(async () => {
+    await admin.end();
+    await t.close();
+    await proxy.stop();
+  });
+
+  /** Runs `send` while a table lock holds its statement, drops the app's connections, then lifts the lock. */
+  async function cutWhileBlocked<T>(send: () => Promise<T>): Promise<T> {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      const answer = send();
+      await blockedBackend(admin, database);
+      // The connection dies under the waiting statement; a second run would wait on the lock again.
+      proxy.dropConnections();
+      await new Promise((r) => setTimeout(r, 100));
+      await locker.query('ROLLBACK');
+      return await answer;
+    } finally {
+      await locker.end();
+    }
+  }
+
+  it('the environment list (page query and count) answers 200 after its connection is cut', async () => {
+    const res = await cutWhileBlocked(() => t.as(owner.token).get(base).then((r) => r));
+    expect(res.status).toBe(200);
+    expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+  });
+
+  it('a PATCH whose connection is cut is 503 with Retry-After and is not run again', async () => {
+    const res = await cutWhileBlocked(() => t.as(owner.token).patch(`${base}/staging`).send({ description: 'cut' }).then((r) => r));
+    expectUnavailable(res, /connection to the database was lost/);
+    const after = await t.as(owner.token).get(`${base}/staging`).expect(200);
+    expect(after.body.description ?? null).not.toBe('cut');
+  });
+
+  it('a GET whose retry loses its connection too is 503 (one retry only)', async () => {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      const answer = t.as(owner.token).get(base).then((r) => r);
+      const first = await blockedBackend(admin, database);
+      proxy.dropConnections();
+      // The retry waits on the lock on a fresh connection (another backend): cut that one too.
+      await blockedBackend(admin, database, 1, [first]);
+      proxy.dropConnections();
+      expectUnavailable(await answer, /connection to the database was lost/);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+  });
+});
