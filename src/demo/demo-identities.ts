@@ -11,8 +11,8 @@ export const DEMO_SLUGS = {
   cluster: 'web',
   /** The cluster's observability tenant: `<environment>-<cluster>`. */
   tenant: 'production-web',
-  /** A dashboard integration slug (GET .../integrations/dashboard/{integrationSlug} style routes). */
-  integration: 'grafana',
+  /** The dashboard integration the example of POST .../integrations/dashboard creates (named "Team dashboards"). */
+  integration: 'team-dashboards',
 } as const;
 
 /** Fixed UUIDs (version 4 form) of the demo organisation's resources. */
@@ -33,6 +33,10 @@ export const DEMO_IDENTITIES = {
   clusterPolicy: 'ac3e0000-0000-4000-8000-00000000000c',
   /** A platform policy (no organisation), for /admin/v1/cluster-policies. */
   platformPolicy: 'ac3e0000-0000-4000-8000-00000000000d',
+  /** A second personal access token of the bootstrap administrator (its value is never shown): one to revoke. */
+  personalAccessToken: 'ac3e0000-0000-4000-8000-00000000000e',
+  /** An active silence in the demo cluster's tenant. */
+  silence: 'ac3e0000-0000-4000-8000-00000000000f',
 } as const;
 
 /** Which table each identity is pinned for while the seeder runs (src/common/pinned-identities.ts). */
@@ -50,6 +54,8 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
   webhook: 'webhook_subscriptions',
   clusterPolicy: 'cluster_policies',
   platformPolicy: 'cluster_policies',
+  personalAccessToken: 'personal_access_tokens',
+  silence: 'alert_silences',
 };
 
 /** The example of each slug path parameter, by parameter name. */
@@ -77,6 +83,10 @@ export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   identity: DEMO_IDENTITIES.scheduledClusterUpgrade,
   webhookIdentity: DEMO_IDENTITIES.webhook,
   policyIdentity: DEMO_IDENTITIES.clusterPolicy,
+  token_id: DEMO_IDENTITIES.personalAccessToken,
+  /** PATCH .../cloud-accounts/{id}: the demo account's credentials. */
+  primaryCloudCredentials: DEMO_IDENTITIES.cloudCredentials,
+  silenceId: DEMO_IDENTITIES.silence,
 };
 
 /** The example of an identity path parameter of `path`: the platform policy on /admin routes, else by name. */

@@ -6,6 +6,8 @@ import { MaintenanceModule } from '../maintenance/maintenance.module';
 import { ObservabilityModule } from '../observability/observability.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
+import { TokensModule } from '../tokens/tokens.module';
+import { UsersModule } from '../users/users.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DemoDataService } from './demo-data.service';
@@ -22,6 +24,8 @@ import { DemoDataService } from './demo-data.service';
     UpgradesModule,
     WebhooksModule,
     PoliciesModule,
+    TokensModule,
+    UsersModule,
   ],
   providers: [DemoDataService],
   exports: [DemoDataService],
