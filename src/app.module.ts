@@ -82,7 +82,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config, logDestination)),
         CommonModule,
-        DatabaseModule.forRoot(databaseUrl),
+        DatabaseModule.forRoot(databaseUrl, { startupSignal: state.startupSignal }),
         MetricsModule,
         JobsModule,
         ExecutorModule.forRoot(EXECUTOR_WORKER),

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn, VersionColumn } from 'typeorm';
+import type { Condition } from './cluster-conditions';
 import type { ProvisionStatus } from './cluster.entity';
 
 export const NODE_POOL_UPGRADE_STRATEGIES = [
@@ -44,6 +45,14 @@ export class ClusterNodePoolEntity {
   @Column({ type: 'jsonb', default: () => `'{}'` }) labels: NodePoolStringMap;
   @Column({ type: 'jsonb', default: () => `'[]'` }) taints: NodeTaint[];
   @Column({ type: 'text', default: 'ACCEPTED' }) provisionStatus: ProvisionStatus;
+  /** The cluster generation of the pool's last change (set by trigger cms_node_pool_generation). */
+  @Column({ type: 'bigint', default: 1, transformer: { to: (v: unknown) => v, from: (v: unknown) => (v == null ? v : Number(v)) } })
+  generation: number;
+  /** The cluster generation at which the driver reported the pool applied; null: not yet. */
+  @Column({ type: 'bigint', nullable: true, transformer: { to: (v: unknown) => v, from: (v: unknown) => (v == null ? null : Number(v)) } })
+  observedGeneration: number | null;
+  /** Ready, Reconciling, Degraded. */
+  @Column({ type: 'jsonb', default: () => `'[]'` }) conditions: Condition[];
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;
   @VersionColumn() version: number;

@@ -9,6 +9,7 @@ import { POOL_COMPUTE_SQL } from '../common/compute.query';
 import { slugObject } from '../common/slug';
 import { normaliseExclusions } from '../maintenance/maintenance-exclusion';
 import type { ClusterEntity } from './cluster.entity';
+import { conditionsView } from './cluster-conditions';
 import type {
   ClusterReferenceDto,
   ClusterResponse,
@@ -65,6 +66,7 @@ export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisat
   c.status, c.desired_status AS "desiredStatus", c.provision_status AS "provisionStatus", c.status_before_fault AS "statusBeforeFault",
   c.step_started_at AS "stepStartedAt", c.next_attempt_at AS "nextAttemptAt", c.attempts, c.last_error AS "lastError",
   c.observed_at AS "observedAt", c.observed_status AS "observedStatus", c.observed_version AS "observedVersion",
+  c.generation::float8 AS "generation", c.observed_generation::float8 AS "observedGeneration", c.conditions,
   c.created_at AS "createdAt", c.modified_at AS "modifiedAt", c.deleted_at AS "deletedAt", c.row_version AS "rowVersion"`;
 
 export interface ClusterScope {
@@ -310,6 +312,9 @@ export async function clusterViews(sql: Sql, clusters: ClusterRow[], opts: ViewO
         : null,
       version: c.version,
       upgradeSoakHours: c.upgradeSoakHours ?? null,
+      generation: Number(c.generation ?? 1),
+      observedGeneration: c.observedGeneration == null ? null : Number(c.observedGeneration),
+      conditions: conditionsView(c.conditions, Number(c.generation ?? 1), c.observedGeneration == null ? null : Number(c.observedGeneration), c.modifiedAt),
     };
     if (opts.includeDetails) {
       out.actualState = { collectedAt: iso(c.observedAt), status: c.observedStatus, version: c.observedVersion };

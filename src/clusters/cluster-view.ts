@@ -3,6 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { Injectable } from '@nestjs/common';
 import type { NodePoolNodeEntity } from './byon/node-pool-node.entity';
 import type { ClusterNodePoolEntity } from './cluster-node-pool.entity';
+import { conditionsView } from './cluster-conditions';
 import { clusterViews, ClusterRow, ViewOptions } from './cluster-read';
 import type { ClusterResponse } from './dto/cluster.dto';
 import type { NodePoolResponse } from './dto/node-pool.dto';
@@ -55,6 +56,9 @@ export class ClusterView {
       })),
       createdAt: iso(p.createdAt)!,
       modifiedAt: iso(p.modifiedAt)!,
+      generation: Number(p.generation ?? 1),
+      observedGeneration: p.observedGeneration == null ? null : Number(p.observedGeneration),
+      conditions: conditionsView(p.conditions, Number(p.generation ?? 1), p.observedGeneration == null ? null : Number(p.observedGeneration), p.modifiedAt),
     };
   }
 }

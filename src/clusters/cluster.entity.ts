@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn, VersionColumn } from 'typeorm';
 import type { MaintenanceExclusion } from '../maintenance/maintenance-exclusion';
+import type { Condition } from './cluster-conditions';
 
 export const CLUSTER_STATUSES = [
   'new',
@@ -157,6 +158,16 @@ export class ClusterEntity {
   /** When observedVersion last changed (kept by a trigger; the scheduler sets it when an upgrade succeeds). */
   @Column({ type: 'timestamptz' }) versionSince: Date;
   @Column({ type: 'text', nullable: true }) observedVersion: string | null;
+
+  // Generations (migration ClusterGenerations1795400150000; bumped by triggers on every desired-state change).
+  /** Counts the changes of what the cluster should look like (from 1). */
+  @Column({ type: 'bigint', default: 1, transformer: { to: (v: unknown) => v, from: (v: unknown) => (v == null ? v : Number(v)) } })
+  generation: number;
+  /** The newest generation the driver reported applied; null: none yet. */
+  @Column({ type: 'bigint', nullable: true, transformer: { to: (v: unknown) => v, from: (v: unknown) => (v == null ? null : Number(v)) } })
+  observedGeneration: number | null;
+  /** Ready, Reconciling, Degraded. */
+  @Column({ type: 'jsonb', default: () => `'[]'` }) conditions: Condition[];
 
   @Column({ type: 'timestamptz' }) createdAt: Date;
   @Column({ type: 'timestamptz' }) modifiedAt: Date;

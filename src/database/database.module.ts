@@ -6,7 +6,7 @@ import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { BACKGROUND_APPLICATION_NAME, BACKGROUND_CONNECTION, PoolRoutingTransactionalAdapter } from './background-pool';
-import { buildDataSourceOptions, runMigrationsLocked } from './data-source-options';
+import { buildDataSourceOptions, migrateDatabase } from './data-source-options';
 import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget';
 
 /**
@@ -16,18 +16,22 @@ import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(databaseUrl: string): DynamicModule {
+  static forRoot(databaseUrl: string, options: { startupSignal?: AbortSignal } = {}): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
-          useFactory: (config: AppConfig) =>
-            buildDataSourceOptions(databaseUrl, { poolSize: config.DATABASE_POOL_SIZE, timeoutMs: config.DATABASE_TIMEOUT_MS }),
-          dataSourceFactory: async (options) => {
-            const ds = await new DataSource(options!).initialize();
-            await runMigrationsLocked(ds);
-            return ds;
+          useFactory: (config: AppConfig) => ({
+            ...buildDataSourceOptions(databaseUrl, { poolSize: config.DATABASE_POOL_SIZE, timeoutMs: config.DATABASE_TIMEOUT_MS }),
+            // A start-up stopped by a signal is not tried again.
+            toRetry: () => !options.startupSignal?.aborted,
+          }),
+          dataSourceFactory: async (dataSourceOptions) => {
+            // On connections of their own, without the pools' statement timeout; a SIGTERM during start-up ends
+            // the wait for the migration lock (src/main.ts).
+            await migrateDatabase(databaseUrl, { signal: options.startupSignal });
+            return new DataSource(dataSourceOptions!).initialize();
           },
         }),
         TypeOrmModule.forRootAsync({

@@ -8,5 +8,9 @@ import type { EmbeddedDatabase } from '../database/embedded-postgres';
 export class ServiceState {
   draining = false;
 
-  constructor(readonly embedded?: EmbeddedDatabase) {}
+  constructor(
+    readonly embedded?: EmbeddedDatabase,
+    /** Aborted by a SIGTERM or SIGINT while the process starts (src/main.ts): start-up stops where it waits. */
+    readonly startupSignal?: AbortSignal,
+  ) {}
 }

@@ -6,6 +6,7 @@ import type { AuditDetails } from '../audit/audit-event.entity';
 import { AuditService } from '../audit/audit.service';
 import { SYSTEM_ACTOR } from '../identity/principal';
 import { ClusterEntity } from '../clusters/cluster.entity';
+import { ConditionChange, setConditions } from '../clusters/cluster-conditions';
 import { afterFailure, afterRecovery, afterStep, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
 import type { DriverObservation } from './cluster-driver';
 import { Claim, ClusterLeases } from './cluster-leases';
@@ -24,6 +25,19 @@ export type DriverStep = Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>;
 
 /** How long a stopped cluster with a pending version change waits before it is looked at again. */
 const IDLE_RECHECK_SECONDS = 60;
+
+/** The conditions of a cluster or pool whose newest generation is applied. */
+const APPLIED_CONDITIONS = (generation: number): ConditionChange[] => [
+  { type: 'Ready', status: 'True', reason: 'Applied', message: `Generation ${generation} is applied` },
+  { type: 'Reconciling', status: 'False', reason: 'Applied', message: `Generation ${generation} is applied` },
+  { type: 'Degraded', status: 'False', reason: 'NoError', message: '' },
+];
+
+/** The row's generation is applied. */
+const appliedPatch = (c: ClusterEntity, now: Date): Partial<ClusterEntity> => ({
+  observedGeneration: Math.max(Number(c.observedGeneration ?? 0), Number(c.generation)),
+  conditions: setConditions(c.conditions, APPLIED_CONDITIONS(Number(c.generation)), now, Number(c.generation)),
+});
 
 const sameStep = (a: ReconcileStep | null, b: ReconcileStep | null) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -180,12 +194,26 @@ export class ClusterStepRecorder {
           ? `system advanced provisioning of cluster ${subject.text} to ${change.provisionStatus}`
           : `system moved cluster ${subject.text} to ${change.status}`;
     }
+    if (change.status === 'started' || change.status === 'stopped') {
+      // The cluster is settled at the generation it has now: that generation is applied, with the pools it includes.
+      Object.assign(patch, appliedPatch(c, now));
+      await this.markPoolsApplied(c.id, c.generation, now);
+    }
     await tx.getRepository(ClusterEntity).update({ id: c.id }, patch);
     await this.audit.write(
       { type: step.auditType, ...subject.refs, details: { ...details, step: { old: null, new: step.step } }, subject: subject.text, message },
       SYSTEM_ACTOR,
     );
     logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, before.status, change.status, step.step));
+  }
+
+  /** The pools whose change is part of `generation` are applied (Ready). */
+  private async markPoolsApplied(clusterId: number, generation: number, now: Date): Promise<void> {
+    await this.txHost.tx.query(
+      `UPDATE cluster_node_pools SET observed_generation = $2, conditions = cms_set_conditions(conditions, $3::jsonb, $4, $2)
+        WHERE cluster_id = $1 AND generation <= $2 AND (observed_generation IS NULL OR observed_generation < $2)`,
+      [clusterId, generation, JSON.stringify(APPLIED_CONDITIONS(generation)), now],
+    );
   }
 
   /** The driver lost the cluster in `step`: it goes to `unknown` with backoff (also for lost observations, in their transaction). */

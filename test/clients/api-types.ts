@@ -2377,6 +2377,78 @@ export interface paths {
         patch: operations["ClusterPoliciesAdminController_update"];
         trace?: never;
     };
+    "/admin/v1/cluster-drivers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every registered cluster driver (page form A, by name)
+         * @description Every registered cluster driver with what it serves, its limits and its last health check. The signing secret is never answered. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, createdAt, enabled (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClusterDriversAdminController_list"];
+        put?: never;
+        /**
+         * Register an out-of-process cluster driver (audited CLUSTER_DRIVER_CREATED)
+         * @description Registers a driver speaking the cluster driver protocol v1 (docs/driver-protocol.openapi.json) at `url`, signed with `signingSecret`, for the cloud providers and/or cloud profiles it serves. The URL may point into a private network. Clusters of those providers or profiles go through it from the next reconciler step, on every replica. Nothing is called at registration: run the health check. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 400 when a provider or profile is unknown, neither is given, or the URL or secret is malformed. 409 when the name is taken, or another enabled driver serves one of the providers or profiles.
+         */
+        post: operations["ClusterDriversAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/cluster-drivers/{driver}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A registered cluster driver
+         * @description The driver with its last health check; never its signing secret. Platform administrators only; everyone else gets 403. 404 when there is no such driver.
+         */
+        get: operations["ClusterDriversAdminController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a cluster driver from the registry (audited CLUSTER_DRIVER_DELETED)
+         * @description Removes the registration; the driver itself is not called. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver. 409 while it is enabled and serves clusters that are not deleted.
+         */
+        delete: operations["ClusterDriversAdminController_delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a cluster driver: URL, secret, what it serves, limits, enabled (audited CLUSTER_DRIVER_UPDATED)
+         * @description Changes the given fields; the lists are replaced whole. A new `signingSecret` takes effect at once (configure the driver with it first). A change that changes nothing answers 200 and writes nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver. 400 as for registration. 409 when another enabled driver serves one of the providers or profiles, or when the change (disabling, or dropping a provider or profile) would take clusters that are not deleted away from it.
+         */
+        patch: operations["ClusterDriversAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/cluster-drivers/{driver}/health-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a cluster driver's health: call its capabilities and record the result (audited CLUSTER_DRIVER_HEALTH_CHECKED)
+         * @description Calls the driver's signed `GET /v1/capabilities` within its timeout and records HEALTHY with what it answered (protocol version, name and version, providers, features), or UNHEALTHY with the reason (unreachable, timeout, signature refused, another protocol version). Answers the driver with its health. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver.
+         */
+        post: operations["ClusterDriversAdminController_healthCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/price-book": {
         parameters: {
             query?: never;
@@ -2709,6 +2781,36 @@ export interface components {
             /** @example 1.31.6 */
             version: string;
         };
+        ConditionDto: {
+            /**
+             * @description Ready: the newest generation is applied and running; Reconciling: a newer generation is being applied; Degraded: the driver reported an error it cannot get past by retrying
+             * @enum {string}
+             */
+            type: "Ready" | "Reconciling" | "Degraded";
+            /** @enum {string} */
+            status: "True" | "False" | "Unknown";
+            /**
+             * @description Machine-readable reason in CamelCase (e.g. Applied, SpecChanged, Progressing, DriverRetrying, a driver error code)
+             * @example Applied
+             */
+            reason: string;
+            /**
+             * @description For people; for Degraded the driver's message
+             * @example Generation 3 is applied
+             */
+            message: string;
+            /**
+             * Format: date-time
+             * @description When status last changed
+             */
+            lastTransitionTime: string;
+            /**
+             * Format: int64
+             * @description The generation the condition was set for
+             * @example 3
+             */
+            observedGeneration: number;
+        };
         ClusterResponse: {
             /** @description Only with includeDetails=true */
             actualState?: components["schemas"]["ActualClusterStateDto"];
@@ -2827,6 +2929,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDto"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDto"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         FieldErrorDto: {
             /** @example name */
@@ -3227,6 +3343,20 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             modifiedAt: string;
+            /**
+             * Format: int64
+             * @description The cluster generation of the pool's last change (create or update)
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The cluster generation at which the cluster driver reported the pool applied; null until it did. The pool is up to date when it is at least generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         UpdateNodePoolDto: {
             /**
@@ -6056,6 +6186,159 @@ export interface components {
              */
             organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
         };
+        DriverInfoResponse: {
+            /** @example example-driver */
+            name: string;
+            /** @example 1.0.0 */
+            version: string;
+        };
+        ClusterDriverHealthResponse: {
+            /**
+             * @description UNKNOWN until the first health check.
+             * @example HEALTHY
+             * @enum {string}
+             */
+            status: "UNKNOWN" | "HEALTHY" | "UNHEALTHY";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T12:00:00.000Z
+             */
+            checkedAt: string | null;
+            /**
+             * @description Why the last check failed.
+             * @example null
+             */
+            message: string | null;
+            /**
+             * @description What the driver answered at the last successful check.
+             * @example v1
+             */
+            protocolVersion: string | null;
+            driver: components["schemas"]["DriverInfoResponse"] | null;
+            /**
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders: string[];
+            /**
+             * @example [
+             *       "stopStart",
+             *       "upgrade"
+             *     ]
+             */
+            features: string[];
+        };
+        ClusterDriverResponse: {
+            /**
+             * Format: uuid
+             * @example 7b0c6a53-3c3e-4d0f-9a51-8c0a8d2f1e11
+             */
+            identity: string;
+            /** @example example-driver */
+            name: string;
+            /** @example http://127.0.0.1:9100 */
+            url: string;
+            /**
+             * @description Cloud provider types it serves.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders: string[];
+            /**
+             * @description Cloud profile slugs it serves.
+             * @example []
+             */
+            cloudProfiles: string[];
+            /** @example true */
+            enabled: boolean;
+            /** @example 15000 */
+            timeoutMs: number;
+            /** @example 16 */
+            maxInFlight: number;
+            health: components["schemas"]["ClusterDriverHealthResponse"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            modifiedAt: string;
+        };
+        CreateClusterDriverRequest: {
+            /**
+             * @description Unique name (metrics, messages, paths).
+             * @example example-driver
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description Base URL of the driver (http or https, no credentials); the protocol's paths are appended (`/v1/apply`). It may point into a private network: only platform administrators register drivers.
+             * @example http://127.0.0.1:9100
+             */
+            url: string;
+            /**
+             * @description The Standard Webhooks signing secret the driver verifies requests with: `whsec_` + base64 of 24 to 64 random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`). Configure the same value in the driver. Sealed at rest and never answered. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            signingSecret: string;
+            /**
+             * @description Cloud providers (type or slug) whose clusters it serves unless a driver is registered for their cloud profile. Default: none. With cloudProfiles: at least one of the two.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders?: string[];
+            /**
+             * @description Cloud profiles (slug) whose clusters it serves, before any driver registered for the provider. Default: none.
+             * @example []
+             */
+            cloudProfiles?: string[];
+            /**
+             * @description Only enabled drivers serve clusters.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description A call is given up after this many milliseconds (a retryable error).
+             * @default 15000
+             */
+            timeoutMs?: number;
+            /**
+             * @description At most this many calls to the driver at once, per replica; more wait for a slot.
+             * @default 16
+             */
+            maxInFlight?: number;
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateClusterDriverRequest: {
+            /**
+             * Format: uri
+             * @example http://127.0.0.1:9100
+             */
+            url?: string;
+            /**
+             * @description A new secret (rotation). The Standard Webhooks signing secret the driver verifies requests with: `whsec_` + base64 of 24 to 64 random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`). Configure the same value in the driver. Sealed at rest and never answered. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            signingSecret?: string;
+            /**
+             * @description Replaces the list.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders?: string[];
+            /**
+             * @description Replaces the list.
+             * @example []
+             */
+            cloudProfiles?: string[];
+            /** @description false: refused with 409 while clusters are served by it. */
+            enabled?: boolean;
+            /** @example 100 */
+            timeoutMs?: number;
+            /** @example 1 */
+            maxInFlight?: number;
+        };
         OrganisationTypePrices: {
             /**
              * @description Price per hour for BUSINESS organisations
@@ -6339,6 +6622,20 @@ export interface components {
             upstreamCluster?: components["schemas"]["ClusterReferenceDtoPlain"] | null;
             /** @description Returned by the update operation */
             downstreamClusters?: components["schemas"]["ClusterReferenceDtoPlain"][];
+            /**
+             * Format: int64
+             * @description Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete
+             * @example 3
+             */
+            generation: number;
+            /**
+             * Format: int64
+             * @description The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation
+             * @example 3
+             */
+            observedGeneration: number | null;
+            /** @description Ready, Reconciling and Degraded, in that order */
+            conditions: components["schemas"]["ConditionDto"][];
         };
         ClusterReferenceDtoPlain: {
             /** Format: uuid */
@@ -6646,6 +6943,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -6803,6 +7112,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -7118,6 +7439,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -7275,6 +7608,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -7594,6 +7939,18 @@ export interface operations {
                      *               },
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -7751,6 +8108,18 @@ export interface operations {
                      *                 "slugValue": "api"
                      *               },
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -16689,8 +17058,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path: {
@@ -24374,6 +24743,18 @@ export interface operations {
                      *               "environmentSlug": "web",
                      *               "version": "1.31.6"
                      *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
+                     *             }
                      *           ]
                      *         },
                      *         {
@@ -24517,6 +24898,18 @@ export interface operations {
                      *               "slug": "api",
                      *               "environmentSlug": "api",
                      *               "version": "1.31.7"
+                     *             }
+                     *           ],
+                     *           "generation": 3,
+                     *           "observedGeneration": 3,
+                     *           "conditions": [
+                     *             {
+                     *               "type": "Ready",
+                     *               "status": "True",
+                     *               "reason": "Applied",
+                     *               "message": "Generation 3 is applied",
+                     *               "lastTransitionTime": "2026-11-23T10:00:00.000Z",
+                     *               "observedGeneration": 3
                      *             }
                      *           ]
                      *         }
@@ -24876,8 +25269,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path?: never;
@@ -28343,6 +28736,824 @@ export interface operations {
             };
             /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
             422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of cluster drivers */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "7b0c6a53-3c3e-4d0f-9a51-8c0a8d2f1e11",
+                     *           "name": "example-driver",
+                     *           "url": "http://127.0.0.1:9100",
+                     *           "cloudProviders": [
+                     *             "platform_1"
+                     *           ],
+                     *           "cloudProfiles": [],
+                     *           "enabled": true,
+                     *           "timeoutMs": 15000,
+                     *           "maxInFlight": 16,
+                     *           "health": {
+                     *             "status": "HEALTHY",
+                     *             "checkedAt": "2026-01-01T12:00:00.000Z",
+                     *             "message": null,
+                     *             "protocolVersion": "v1",
+                     *             "driver": {
+                     *               "name": "example-driver",
+                     *               "version": "1.0.0"
+                     *             },
+                     *             "cloudProviders": [
+                     *               "platform_1"
+                     *             ],
+                     *             "features": [
+                     *               "stopStart",
+                     *               "upgrade"
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "7b0c6a53-3c3e-4d0f-9a51-8c0a8d2fb7e2",
+                     *           "name": "example-driver-2",
+                     *           "url": "http://127.0.0.1:9100",
+                     *           "cloudProviders": [
+                     *             "platform_1"
+                     *           ],
+                     *           "cloudProfiles": [],
+                     *           "enabled": true,
+                     *           "timeoutMs": 15000,
+                     *           "maxInFlight": 16,
+                     *           "health": {
+                     *             "status": "HEALTHY",
+                     *             "checkedAt": "2026-01-01T12:00:00.000Z",
+                     *             "message": null,
+                     *             "protocolVersion": "v1",
+                     *             "driver": {
+                     *               "name": "example-driver-2",
+                     *               "version": "1.0.1"
+                     *             },
+                     *             "cloudProviders": [
+                     *               "platform_1"
+                     *             ],
+                     *             "features": [
+                     *               "stopStart",
+                     *               "upgrade"
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["ClusterDriverResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateClusterDriverRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The name is taken, or another enabled driver serves one of its providers or profiles */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description It serves clusters that are not deleted */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateClusterDriverRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_healthCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];

@@ -57,7 +57,7 @@ describe('cluster lifecycle through the API and the reconciler', () => {
         'description', 'desiredStatus', 'enableMultiAvailabilityZones', 'enableNATGateway', 'enableNetworkEncryption',
         'environmentIdentity', 'environmentMetricsRules', 'environmentSlug', 'highlyAvailable', 'identity', 'ipWhitelist',
         'maintenanceSchedule', 'maintenanceExclusions', 'name', 'observabilityTenant', 'podSecurityStandardsProfile', 'poolID', 'poolName', 'provisionStatus',
-        'region', 'slug', 'status', 'updateChannel', 'upgradeSoakHours', 'version',
+        'region', 'slug', 'status', 'updateChannel', 'upgradeSoakHours', 'version', 'generation', 'observedGeneration', 'conditions',
       ].sort(),
     );
     expect(Object.keys(res.body.observabilityTenant).sort()).toEqual(

@@ -54,6 +54,13 @@ describe('node pools', () => {
         nodes: [],
         createdAt: expect.any(String),
         modifiedAt: expect.any(String),
+        generation: 1,
+        observedGeneration: null,
+        conditions: [
+          expect.objectContaining({ type: 'Ready', status: 'False', observedGeneration: 1 }),
+          expect.objectContaining({ type: 'Reconciling', status: 'True', observedGeneration: 1 }),
+          expect.objectContaining({ type: 'Degraded', status: 'False' }),
+        ],
       },
     ]);
     await settle(t);

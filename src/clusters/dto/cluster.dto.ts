@@ -35,7 +35,7 @@ import {
   MaintenanceExclusionRequest,
   MaintenanceExclusionResponse,
 } from '../../maintenance/dto/maintenance-exclusion.dto';
-import { CreateClusterNodePoolDto } from './node-pool.dto';
+import { ConditionDto, CreateClusterNodePoolDto } from './node-pool.dto';
 import { IsAddonMap, IsCidr, QueryBoolean } from './validators';
 import { IsPlainText } from '../../common/names';
 import { ApiPartialUpdate } from '../../common/api-docs';
@@ -544,4 +544,21 @@ export class ClusterResponse {
   upstreamCluster?: ClusterReferenceDto | null;
   @ApiPropertyOptional({ type: [ClusterReferenceDto], description: 'Returned by the update operation' })
   downstreamClusters?: ClusterReferenceDto[];
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    example: 3,
+    description:
+      'Counts the changes of what the cluster should look like (from 1): version, high availability, network settings, IP allow-list, pod security profile, autoscaler settings, add-ons, OIDC, a start or stop request, and every node pool create, update and delete',
+  })
+  generation: number;
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    nullable: true,
+    example: 3,
+    description: 'The newest generation the cluster driver reported applied; null until the first one is. The cluster is up to date when it equals generation',
+  })
+  observedGeneration: number | null;
+  @ApiProperty({ type: [ConditionDto], description: 'Ready, Reconciling and Degraded, in that order' }) conditions: ConditionDto[];
 }

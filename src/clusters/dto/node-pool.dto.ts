@@ -19,6 +19,7 @@ import {
 import { PROVISION_STATUSES } from '../cluster.entity';
 import { NODE_POOL_UPGRADE_STRATEGIES, TAINT_EFFECTS } from '../cluster-node-pool.entity';
 import { IsStringMap } from './validators';
+import { CONDITION_STATUSES, CONDITION_TYPES } from '../cluster-conditions';
 
 /** Upper bound of a node pool's size (nodes). */
 export const MAX_POOL_SIZE = 1000;
@@ -155,6 +156,18 @@ export class NodePoolNodeResponse {
   lastRegisteredAt: string;
 }
 
+/** A Kubernetes-style condition of a cluster or node pool (docs/architecture.md, "Generations and conditions"). */
+export class ConditionDto {
+  @ApiProperty({ enum: CONDITION_TYPES, description: 'Ready: the newest generation is applied and running; Reconciling: a newer generation is being applied; Degraded: the driver reported an error it cannot get past by retrying' })
+  type: string;
+  @ApiProperty({ enum: CONDITION_STATUSES }) status: string;
+  @ApiProperty({ example: 'Applied', description: 'Machine-readable reason in CamelCase (e.g. Applied, SpecChanged, Progressing, DriverRetrying, a driver error code)' })
+  reason: string;
+  @ApiProperty({ example: 'Generation 3 is applied', description: "For people; for Degraded the driver's message" }) message: string;
+  @ApiProperty({ format: 'date-time', description: 'When status last changed' }) lastTransitionTime: string;
+  @ApiProperty({ type: 'integer', format: 'int64', example: 3, description: 'The generation the condition was set for' }) observedGeneration: number;
+}
+
 export class NodePoolResponse {
   @ApiProperty({ type: 'integer', format: 'int64' }) id: number;
   @ApiProperty({ format: 'uuid' }) identity: string;
@@ -181,4 +194,15 @@ export class NodePoolResponse {
   nodes: NodePoolNodeResponse[];
   @ApiProperty({ format: 'date-time' }) createdAt: string;
   @ApiProperty({ format: 'date-time' }) modifiedAt: string;
+  @ApiProperty({ type: 'integer', format: 'int64', example: 3, description: "The cluster generation of the pool's last change (create or update)" })
+  generation: number;
+  @ApiProperty({
+    type: 'integer',
+    format: 'int64',
+    nullable: true,
+    example: 3,
+    description: 'The cluster generation at which the cluster driver reported the pool applied; null until it did. The pool is up to date when it is at least generation',
+  })
+  observedGeneration: number | null;
+  @ApiProperty({ type: [ConditionDto], description: 'Ready, Reconciling and Degraded, in that order' }) conditions: ConditionDto[];
 }

@@ -188,6 +188,9 @@ export class CreateClusterUseCase {
         modifiedAt: now,
       })),
     );
+    // Each pool's insert bumped the generation (trigger cms_node_pool_generation): a new cluster, pools and all, is generation 1.
+    await tx.query(`UPDATE clusters SET generation = 1, conditions = cms_spec_changed_conditions('[]', $2, 1) WHERE id = $1`, [id, now]);
+    await tx.query(`UPDATE cluster_node_pools SET generation = 1, conditions = cms_spec_changed_conditions('[]', $2, 1) WHERE cluster_id = $1`, [id, now]);
 
     await tx.query(
       `INSERT INTO observability_tenants (organisation_id, cluster_id, environment_id, slug, name, available, created_at, modified_at)
