@@ -1254,7 +1254,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers and the instance is not shutting down
-         * @description The 503 body names the failing check (`database`, or `shutdown` while draining). Needs no user credential (no personal access token or OIDC token).
+         * @description The 503 body names the failing check in `error`: `database`, `shutdown` while draining, or, while the process starts, `startup` or `schema` (the database lacks migrations of this release and the process waits for the migration Job; `message` says which). Needs no user credential (no personal access token or OIDC token).
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -17626,7 +17626,7 @@ export interface operations {
                 };
             };
             /**
-             * @description The database is unreachable, or the instance is draining
+             * @description The database is unreachable, the instance is draining, or it is still starting (waiting for its schema)
              *
              *     The Health Check is not successful
              */
