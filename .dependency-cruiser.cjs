@@ -55,7 +55,7 @@ const LAYERS = [
       {
         name: 'clusters',
         uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'maintenance'],
-        exposes: ['cluster-change-gate.ts', 'cluster-conditions.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
+        exposes: ['addon-names.ts', 'cluster-change-gate.ts', 'cluster-conditions.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
       },
       { name: 'provisioning', uses: ['organisations', 'catalog', 'cluster-drivers', 'environments', 'cloud-accounts', 'clusters'], exposes: [] },
       { name: 'policies', uses: ['organisations', 'catalog', 'environments', 'clusters'], exposes: ['cluster-policy-enforcer.ts', 'policy-examples.ts', 'policy-tasks.ts'] },

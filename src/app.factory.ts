@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { ModulesContainer } from '@nestjs/core';
 import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
 import { SERVICE_VERSION } from './common/service-version';
@@ -20,7 +21,7 @@ import { hardenHttp } from './http-hardening';
 import { ApplicationLogger, lazyRequestLoggerFactory, requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
+import { GlobalExceptionFilter, requestedPath, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
@@ -28,6 +29,7 @@ import { ConsoleLogger, Logger, NestInterceptor, Type } from '@nestjs/common';
 import { AuditInterceptor } from './audit/audit.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
+import { retryReadsOnce } from './database/read-retry';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -179,7 +181,7 @@ export async function createApp(
       routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-        const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
+        const { status, body } = toErrorResponse(error, requestedPath(request));
         void reply.status(status).send(body);
       },
       genReqId: () => randomUUID(),
@@ -208,6 +210,8 @@ export async function createApp(
         [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
       ]),
     );
+    // A GET whose database connection was lost runs once more on a fresh one (issue 42).
+    retryReadsOnce(app);
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);
@@ -231,7 +235,7 @@ export async function createApp(
     });
     // /compat and /admin/v1 answer the original clients' plain representation, mapped from the interface's schemas.
     const interfaceDoc = interfaceDocument(app);
-    servePlainRepresentation(fastify, interfaceDoc);
+    servePlainRepresentation(fastify, interfaceDoc, app.get(DataSource));
     const document = documentPlainRepresentation(interfaceDoc);
     // Answers of the documented 2xx schemas through fast-json-stringify, compiled from this document (before
     // app.init() registers the routes); under jest (NODE_ENV=test) each answer is compared with JSON.stringify's
