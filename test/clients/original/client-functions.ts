@@ -751,10 +751,10 @@ export const CLIENT_FUNCTIONS: ClientFunction[] = [
   {
     name: 'ListScheduledClusterUpgrades',
     client: 'AdminClient',
-    requests: 'GET /admin/v1/scheduled-cluster-upgrades?clusterIdentities={a,b}&statuses={S1,S2}&page=N',
+    requests: 'GET /admin/v1/scheduled-cluster-upgrades?clusterIdentities={a,b}&statuses={S1,S2}&page=N (the client\'s constants, e.g. REQUESTED, IN_PROGRESS)',
     async run(_c, a, s) {
       const { content } = await a.paged<Rec>(
-        `/admin/v1/scheduled-cluster-upgrades?clusterIdentities=${s.clusterIdentity},${s.spare.upgradeCluster}&statuses=SCHEDULED,SCHEDULED_NOTIFIED`,
+        `/admin/v1/scheduled-cluster-upgrades?clusterIdentities=${s.clusterIdentity},${s.spare.upgradeCluster}&statuses=REQUESTED,SCHEDULED,IN_PROGRESS`,
         T.ScheduledClusterUpgrade,
       );
       expectThat(content.some((u) => u.clusterIdentity === s.clusterIdentity), 'the upgrade is not listed');
