@@ -1,15 +1,27 @@
 import 'reflect-metadata';
 import { Client } from 'pg';
-import { DataSource } from 'typeorm';
 import { loadConfig } from '../src/config/app-config';
-import { buildDataSourceOptions, runMigrationsLocked } from '../src/database/data-source-options';
+import { migrateDatabase } from '../src/database/data-source-options';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 
 /**
- * `npm run migration:run`: applies pending migrations to DATABASE_URL (through ormconfig.ts's
- * options), or to the embedded database under DATA_DIR when DATABASE_URL is unset.
+ * The migration command: `node dist/scripts/migrate.js` (production dependencies only: the image and the migration Job
+ * run it), or `npm run migration:run` from a checkout. Applies pending migrations to DATABASE_URL, or to the embedded
+ * database under DATA_DIR when DATABASE_URL is unset, under the advisory lock the service takes too, with no statement
+ * timeout (a migration may run for longer than any request). SIGTERM or SIGINT while it waits for the lock exits 1 at
+ * once with nothing applied; during a migration, the migration (one transaction each) is rolled back by PostgreSQL.
  */
 async function main(): Promise<void> {
+  const stopping = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping.signal.aborted) return;
+    process.stderr.write(`${signal} received: stopping the migrations\n`);
+    stopping.abort(new Error(`${signal} received`));
+    // A migration statement under way is not cut off by the signal; the process exit ends its session.
+    setTimeout(() => process.exit(1), 1000).unref();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   const config = loadConfig();
   let url = config.DATABASE_URL;
   let stop: (() => Promise<void>) | undefined;
@@ -26,11 +38,11 @@ async function main(): Promise<void> {
     url = u.toString();
   }
   try {
-    const ds = await new DataSource(buildDataSourceOptions(url)).initialize();
-    const pending = await ds.showMigrations();
-    await runMigrationsLocked(ds);
-    process.stdout.write(pending ? 'Migrations applied.\n' : 'No pending migrations.\n');
-    await ds.destroy();
+    const applied = await migrateDatabase(url, {
+      signal: stopping.signal,
+      onWait: () => process.stdout.write('Waiting for the migration lock (another process is migrating)...\n'),
+    });
+    process.stdout.write(applied ? 'Migrations applied.\n' : 'No pending migrations.\n');
   } finally {
     if (stop) await stop();
   }

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { ModulesContainer } from '@nestjs/core';
 import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
 import { SERVICE_VERSION } from './common/service-version';
@@ -20,14 +21,15 @@ import { hardenHttp } from './http-hardening';
 import { ApplicationLogger, lazyRequestLoggerFactory, requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
+import { GlobalExceptionFilter, requestedPath, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
-import { Logger, NestInterceptor, Type } from '@nestjs/common';
+import { ConsoleLogger, Logger, NestInterceptor, Type } from '@nestjs/common';
 import { AuditInterceptor } from './audit/audit.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
+import { retryReadsOnce } from './database/read-retry';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -138,6 +140,10 @@ export async function createApp(
     logDestination?: NodeJS.WritableStream;
     /** Tests only: called with the Fastify instance while hooks can still be added (the tests' response checks). */
     instrument?: (fastify: FastifyInstance) => void;
+    /** Aborted by a signal during start-up: start-up ends with the signal's reason where it waits (the migration lock). */
+    signal?: AbortSignal;
+    /** Told why start-up waits for the database schema (MIGRATE_AT_START off and migrations missing). */
+    onSchemaWait?: (reason: string) => void;
   } = {},
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
@@ -154,6 +160,7 @@ export async function createApp(
     databaseUrl = await ensureDatabase(embedded.url, EMBEDDED_DB_NAME);
   }
   try {
+    options.signal?.throwIfAborted();
     const adapter = new FastifyAdapter({
       // A hop count trusts that many proxies nearest to the service; a list trusts those addresses only.
       trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
@@ -174,19 +181,23 @@ export async function createApp(
       routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-        const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
+        const { status, body } = toErrorResponse(error, requestedPath(request));
         void reply.status(status).send(body);
       },
       genReqId: () => randomUUID(),
       // /compat/api/v1/... is the route /api/v1/... (src/compat).
       rewriteUrl: routeCompatUrl,
     });
-    const state = new ServiceState(embedded);
+    const state = new ServiceState(embedded, options.signal, options.onSchemaWait);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
       bufferLogs: true,
+      // A failed start-up (or one stopped by a signal) ends in createApp's caller, which says why and exits, instead
+      // of Nest aborting the process.
+      abortOnError: false,
       // The JSON parser is registered below (empty bodies are no body), not by Nest.
       bodyParser: false,
-      logger: options.quiet ? false : undefined,
+      // Until the application logger takes over (below), and for a start-up that fails before: JSON lines too.
+      logger: options.quiet ? false : new ConsoleLogger({ json: true, colors: false }),
     });
     if (!options.quiet) app.useLogger(new ApplicationLogger(app.get(PinoLogger)));
     else app.useLogger(false);
@@ -199,6 +210,8 @@ export async function createApp(
         [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
       ]),
     );
+    // A GET whose database connection was lost runs once more on a fresh one (issue 42).
+    retryReadsOnce(app);
     app.useGlobalPipes(new FieldValidationPipe());
     app.useGlobalFilters(new GlobalExceptionFilter());
     await hardenHttp(app, config);
@@ -222,7 +235,7 @@ export async function createApp(
     });
     // /compat and /admin/v1 answer the original clients' plain representation, mapped from the interface's schemas.
     const interfaceDoc = interfaceDocument(app);
-    servePlainRepresentation(fastify, interfaceDoc);
+    servePlainRepresentation(fastify, interfaceDoc, app.get(DataSource));
     const document = documentPlainRepresentation(interfaceDoc);
     // Answers of the documented 2xx schemas through fast-json-stringify, compiled from this document (before
     // app.init() registers the routes); under jest (NODE_ENV=test) each answer is compared with JSON.stringify's

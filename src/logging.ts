@@ -58,6 +58,14 @@ export function requestLogger(config: AppConfig, destination?: NodeJS.WritableSt
   return destination ? pino(options, destination) : pino(options);
 }
 
+/**
+ * The process's own lines (the start-up banner, a signal received, a shutdown that took too long): JSON on stdout like
+ * every other line, written synchronously (they come right before an exit) and whatever LOG_LEVEL says.
+ */
+export function processLogger(): PinoInstance {
+  return pino({ base: { service: 'cluster-management-service' }, hooks: { logMethod } }, pino.destination({ dest: 1, sync: true }));
+}
+
 /** Nest's own start-up chatter (module wiring, one line per route): useful when debugging, noise otherwise. */
 const FRAMEWORK_CONTEXTS = new Set(['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication']);
 

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
 import { CatalogModule } from '../catalog/catalog.module';
+import { ClusterDriversModule } from '../cluster-drivers/cluster-drivers.module';
 import { ClustersModule } from '../clusters/clusters.module';
 import { MeteringModule } from '../metering/metering.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
+import { ClusterDriversAdminController } from './cluster-drivers-admin.controller';
 import { ClusterPoliciesAdminController } from './cluster-policies-admin.controller';
 import { ClusterVersionsAdminController } from './cluster-versions-admin.controller';
 import { ClustersAdminController } from './clusters-admin.controller';
@@ -18,7 +20,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
  * domain modules export. No domain module knows them.
  */
 @Module({
-  imports: [OrganisationsModule, CatalogModule, ClustersModule, UpgradesModule, PoliciesModule, MeteringModule],
+  imports: [OrganisationsModule, CatalogModule, ClusterDriversModule, ClustersModule, UpgradesModule, PoliciesModule, MeteringModule],
   controllers: [
     ClustersAdminController,
     ScheduledUpgradesAdminController,
@@ -26,6 +28,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
     UpdateChannelsAdminController,
     OrganisationsAdminController,
     ClusterPoliciesAdminController,
+    ClusterDriversAdminController,
     PriceBookAdminController,
   ],
 })

@@ -89,6 +89,10 @@ export type OrganisationAuditEventType = (typeof ORGANISATION_AUDIT_EVENT_TYPES)
 
 /** Audit types recorded without an organisation: nobody subscribes to them. */
 export const PLATFORM_AUDIT_EVENT_TYPES = [
+  'CLUSTER_DRIVER_CREATED',
+  'CLUSTER_DRIVER_DELETED',
+  'CLUSTER_DRIVER_HEALTH_CHECKED',
+  'CLUSTER_DRIVER_UPDATED',
   'CLUSTER_VERSION_CREATED',
   'CLUSTER_VERSION_DELETED',
   'CLUSTER_VERSION_UPDATED',

