@@ -32,7 +32,7 @@ const LAYERS = [
       { name: 'executor', uses: [], exposes: ['executor.ts', 'executor-docs.ts', 'worker-handler.ts'] },
       { name: 'metrics', uses: ['executor'], exposes: [] },
       { name: 'jobs', uses: ['metrics'], exposes: ['background-job.ts', 'job-loop.ts', 'notify-listener.ts'] },
-      { name: 'health', uses: [], exposes: ['service-state.ts'] },
+      { name: 'health', uses: [], exposes: ['service-state.ts', 'startup-gate.ts'] },
       { name: 'activity', uses: ['identity'], exposes: [] },
       { name: 'audit', uses: ['identity', 'activity'], exposes: ['audit-diff.ts', 'audit-event-sink.ts', 'audit-event-types.ts', 'audit-recorder.ts', 'audited-transaction.ts', 'audit.interceptor.ts'] },
       { name: 'retention', uses: ['metrics', 'jobs'], exposes: [] },

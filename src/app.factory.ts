@@ -142,6 +142,8 @@ export async function createApp(
     instrument?: (fastify: FastifyInstance) => void;
     /** Aborted by a signal during start-up: start-up ends with the signal's reason where it waits (the migration lock). */
     signal?: AbortSignal;
+    /** Told why start-up waits for the database schema (MIGRATE_AT_START off and migrations missing). */
+    onSchemaWait?: (reason: string) => void;
   } = {},
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
@@ -186,7 +188,7 @@ export async function createApp(
       // /compat/api/v1/... is the route /api/v1/... (src/compat).
       rewriteUrl: routeCompatUrl,
     });
-    const state = new ServiceState(embedded, options.signal);
+    const state = new ServiceState(embedded, options.signal, options.onSchemaWait);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
       bufferLogs: true,
       // A failed start-up (or one stopped by a signal) ends in createApp's caller, which says why and exits, instead

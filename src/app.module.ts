@@ -82,7 +82,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config, logDestination)),
         CommonModule,
-        DatabaseModule.forRoot(databaseUrl, { startupSignal: state.startupSignal }),
+        DatabaseModule.forRoot(databaseUrl, { migrate: config.migrateAtStart, startupSignal: state.startupSignal, onSchemaWait: state.onSchemaWait }),
         MetricsModule,
         JobsModule,
         ExecutorModule.forRoot(EXECUTOR_WORKER),
