@@ -2001,6 +2001,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{organisationSlug}/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's charges of a month as a FOCUS 1.1 export (CSV or JSON)
+         * @description One FOCUS row per charge (statement line) of the calendar month (UTC): the closed lines, correction lines included (ChargeClass Correction), or while the period is open the lines computed from the ledger as of now. Streamed as it is read, in the FinOps Open Cost and Usage Specification columns (docs/metering.md). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 400 when period or format is missing or malformed. 404 when the period has not begun.
+         */
+        get: operations["UsageController_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/orgs/{organisationSlug}/statements": {
         parameters: {
             query?: never;
@@ -2499,6 +2519,26 @@ export interface paths {
          * @description An entry that has not begun accepts new prices and times (never in the past). An entry in effect accepts only `effectiveTo`, now or later, which closes it; its prices never change, so usage already priced keeps its price. A change that changes nothing answers 200 and records nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 400 when a time is in the past or effectiveTo is not after effectiveFrom. 409 when the entry has begun and the change is more than effectiveTo, the entry has ended, or another entry of the same key begins at the new effectiveFrom.
          */
         patch: operations["PriceBookAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every organisation's charges of a month as a FOCUS 1.1 export (CSV or JSON)
+         * @description The FOCUS rows of every organisation for the calendar month (UTC), organisation after organisation, each as its own export answers it (BillingAccountId is the organisation). Streamed as it is read. Platform administrators only; everyone else gets 403. 400 when period or format is missing or malformed. 404 when the period has not begun.
+         */
+        get: operations["UsageAdminController_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -5418,7 +5458,7 @@ export interface components {
              *       "CLUSTER_STATUS_CHANGED"
              *     ]
              */
-            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /**
              * @description false keeps the subscription but delivers nothing (events are not recorded for it)
              * @default true
@@ -5481,7 +5521,7 @@ export interface components {
             /** @example Serves the public website */
             description?: string;
             /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
-            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /** @description true re-enables a subscription the service disabled after 3 days of failures */
             enabled?: boolean;
         };
@@ -24273,6 +24313,213 @@ export interface operations {
             };
         };
     };
+    UsageController_export: {
+        parameters: {
+            query: {
+                /** @description A calendar month in UTC */
+                period: string;
+                /** @description focus-csv: RFC 4180 CSV with a header row; focus-json: a JSON array of rows */
+                format: "focus-csv" | "focus-json";
+            };
+            header?: never;
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The FOCUS rows */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,ChargePeriodEnd,ChargePeriodStart,ConsumedQuantity,ConsumedUnit,ContractedCost,ContractedUnitPrice,EffectiveCost,InvoiceIssuerName,ListCost,ListUnitPrice,PricingCategory,PricingQuantity,PricingUnit,ProviderName,PublisherName,RegionId,RegionName,ResourceId,ResourceName,ResourceType,ServiceCategory,ServiceName,SkuId,SkuPriceId,SubAccountId,SubAccountName,Tags
+                     *     76.68,0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b,Demo,EUR,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,Usage,,m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1,Usage-Based,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,852.000000,Node-Hours,76.68,0.09,76.68,Cluster Management Service,81.79,0.096,Standard,852.000000,Node-Hours,Cluster Management Service,Cluster Management Service,eu-central-1,Frankfurt (EU Central 1),a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d,web/workers,Kubernetes Node Pool,Compute,Kubernetes Clusters,node/platform_1/eu-central-1/m5.large,6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47,demo/production,production,"{""cms/environment"":""production"",""cms/cluster"":""web"",""cms/nodePool"":""workers""}"
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example [
+                     *       {
+                     *         "BilledCost": "76.68",
+                     *         "BillingAccountId": "0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b",
+                     *         "BillingAccountName": "Demo",
+                     *         "BillingCurrency": "EUR",
+                     *         "BillingPeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "BillingPeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ChargeCategory": "Usage",
+                     *         "ChargeClass": null,
+                     *         "ChargeDescription": "m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1",
+                     *         "ChargeFrequency": "Usage-Based",
+                     *         "ChargePeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "ChargePeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ConsumedQuantity": "852.000000",
+                     *         "ConsumedUnit": "Node-Hours",
+                     *         "ContractedCost": "76.68",
+                     *         "ContractedUnitPrice": "0.09",
+                     *         "EffectiveCost": "76.68",
+                     *         "InvoiceIssuerName": "Cluster Management Service",
+                     *         "ListCost": "81.79",
+                     *         "ListUnitPrice": "0.096",
+                     *         "PricingCategory": "Standard",
+                     *         "PricingQuantity": "852.000000",
+                     *         "PricingUnit": "Node-Hours",
+                     *         "ProviderName": "Cluster Management Service",
+                     *         "PublisherName": "Cluster Management Service",
+                     *         "RegionId": "eu-central-1",
+                     *         "RegionName": "Frankfurt (EU Central 1)",
+                     *         "ResourceId": "a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d",
+                     *         "ResourceName": "web/workers",
+                     *         "ResourceType": "Kubernetes Node Pool",
+                     *         "ServiceCategory": "Compute",
+                     *         "ServiceName": "Kubernetes Clusters",
+                     *         "SkuId": "node/platform_1/eu-central-1/m5.large",
+                     *         "SkuPriceId": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *         "SubAccountId": "demo/production",
+                     *         "SubAccountName": "production",
+                     *         "Tags": {
+                     *           "cms/environment": "production",
+                     *           "cms/cluster": "web",
+                     *           "cms/nodePool": "workers"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        BilledCost: string;
+                        BillingAccountId: string;
+                        BillingAccountName: string;
+                        BillingCurrency: string;
+                        /** Format: date-time */
+                        BillingPeriodEnd: string;
+                        /** Format: date-time */
+                        BillingPeriodStart: string;
+                        ChargeCategory: string;
+                        ChargeClass: string | null;
+                        ChargeDescription: string;
+                        ChargeFrequency: string;
+                        /** Format: date-time */
+                        ChargePeriodEnd: string;
+                        /** Format: date-time */
+                        ChargePeriodStart: string;
+                        ConsumedQuantity: string;
+                        ConsumedUnit: string;
+                        ContractedCost: string;
+                        ContractedUnitPrice: string | null;
+                        EffectiveCost: string;
+                        InvoiceIssuerName: string;
+                        ListCost: string;
+                        ListUnitPrice: string | null;
+                        PricingCategory: string;
+                        PricingQuantity: string;
+                        PricingUnit: string;
+                        ProviderName: string;
+                        PublisherName: string;
+                        RegionId: string;
+                        RegionName: string;
+                        ResourceId: string;
+                        ResourceName: string;
+                        ResourceType: string;
+                        ServiceCategory: string;
+                        ServiceName: string;
+                        SkuId: string;
+                        SkuPriceId: string | null;
+                        SubAccountId: string;
+                        SubAccountName: string;
+                        Tags: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     UsageController_list: {
         parameters: {
             query?: {
@@ -30246,6 +30493,210 @@ export interface operations {
             };
             /** @description The body is not JSON (Content-Type must be application/json) */
             415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UsageAdminController_export: {
+        parameters: {
+            query: {
+                /** @description A calendar month in UTC */
+                period: string;
+                /** @description focus-csv: RFC 4180 CSV with a header row; focus-json: a JSON array of rows */
+                format: "focus-csv" | "focus-json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The FOCUS rows */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,ChargePeriodEnd,ChargePeriodStart,ConsumedQuantity,ConsumedUnit,ContractedCost,ContractedUnitPrice,EffectiveCost,InvoiceIssuerName,ListCost,ListUnitPrice,PricingCategory,PricingQuantity,PricingUnit,ProviderName,PublisherName,RegionId,RegionName,ResourceId,ResourceName,ResourceType,ServiceCategory,ServiceName,SkuId,SkuPriceId,SubAccountId,SubAccountName,Tags
+                     *     76.68,0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b,Demo,EUR,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,Usage,,m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1,Usage-Based,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,852.000000,Node-Hours,76.68,0.09,76.68,Cluster Management Service,81.79,0.096,Standard,852.000000,Node-Hours,Cluster Management Service,Cluster Management Service,eu-central-1,Frankfurt (EU Central 1),a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d,web/workers,Kubernetes Node Pool,Compute,Kubernetes Clusters,node/platform_1/eu-central-1/m5.large,6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47,demo/production,production,"{""cms/environment"":""production"",""cms/cluster"":""web"",""cms/nodePool"":""workers""}"
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example [
+                     *       {
+                     *         "BilledCost": "76.68",
+                     *         "BillingAccountId": "0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b",
+                     *         "BillingAccountName": "Demo",
+                     *         "BillingCurrency": "EUR",
+                     *         "BillingPeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "BillingPeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ChargeCategory": "Usage",
+                     *         "ChargeClass": null,
+                     *         "ChargeDescription": "m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1",
+                     *         "ChargeFrequency": "Usage-Based",
+                     *         "ChargePeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "ChargePeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ConsumedQuantity": "852.000000",
+                     *         "ConsumedUnit": "Node-Hours",
+                     *         "ContractedCost": "76.68",
+                     *         "ContractedUnitPrice": "0.09",
+                     *         "EffectiveCost": "76.68",
+                     *         "InvoiceIssuerName": "Cluster Management Service",
+                     *         "ListCost": "81.79",
+                     *         "ListUnitPrice": "0.096",
+                     *         "PricingCategory": "Standard",
+                     *         "PricingQuantity": "852.000000",
+                     *         "PricingUnit": "Node-Hours",
+                     *         "ProviderName": "Cluster Management Service",
+                     *         "PublisherName": "Cluster Management Service",
+                     *         "RegionId": "eu-central-1",
+                     *         "RegionName": "Frankfurt (EU Central 1)",
+                     *         "ResourceId": "a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d",
+                     *         "ResourceName": "web/workers",
+                     *         "ResourceType": "Kubernetes Node Pool",
+                     *         "ServiceCategory": "Compute",
+                     *         "ServiceName": "Kubernetes Clusters",
+                     *         "SkuId": "node/platform_1/eu-central-1/m5.large",
+                     *         "SkuPriceId": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *         "SubAccountId": "demo/production",
+                     *         "SubAccountName": "production",
+                     *         "Tags": {
+                     *           "cms/environment": "production",
+                     *           "cms/cluster": "web",
+                     *           "cms/nodePool": "workers"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        BilledCost: string;
+                        BillingAccountId: string;
+                        BillingAccountName: string;
+                        BillingCurrency: string;
+                        /** Format: date-time */
+                        BillingPeriodEnd: string;
+                        /** Format: date-time */
+                        BillingPeriodStart: string;
+                        ChargeCategory: string;
+                        ChargeClass: string | null;
+                        ChargeDescription: string;
+                        ChargeFrequency: string;
+                        /** Format: date-time */
+                        ChargePeriodEnd: string;
+                        /** Format: date-time */
+                        ChargePeriodStart: string;
+                        ConsumedQuantity: string;
+                        ConsumedUnit: string;
+                        ContractedCost: string;
+                        ContractedUnitPrice: string | null;
+                        EffectiveCost: string;
+                        InvoiceIssuerName: string;
+                        ListCost: string;
+                        ListUnitPrice: string | null;
+                        PricingCategory: string;
+                        PricingQuantity: string;
+                        PricingUnit: string;
+                        ProviderName: string;
+                        PublisherName: string;
+                        RegionId: string;
+                        RegionName: string;
+                        ResourceId: string;
+                        ResourceName: string;
+                        ResourceType: string;
+                        ServiceCategory: string;
+                        ServiceName: string;
+                        SkuId: string;
+                        SkuPriceId: string | null;
+                        SubAccountId: string;
+                        SubAccountName: string;
+                        Tags: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
