@@ -6110,6 +6110,8 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Seconds until a retry can succeed */
         "Retry-After": number;
+        /** @description Present (`true`) when this is the stored answer of an earlier request with the same Idempotency-Key */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -7614,7 +7616,13 @@ export interface operations {
     ClustersController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -7631,6 +7639,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -7688,9 +7697,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Slug taken in the environment, or the clustersPerCustomer quota is reached */
+            /** @description Slug taken in the environment, or the clustersPerCustomer quota is reached; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -7721,6 +7731,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -7996,7 +8027,13 @@ export interface operations {
     ClustersController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8015,6 +8052,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8072,9 +8110,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Transition not allowed from the current status, delete protection, or version change while not started/stopped */
+            /** @description Transition not allowed from the current status, delete protection, or version change while not started/stopped; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8105,6 +8144,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -8254,7 +8314,13 @@ export interface operations {
     NodePoolsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8273,6 +8339,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8330,9 +8397,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken in the cluster, or the cluster is being deleted */
+            /** @description Name taken in the cluster, or the cluster is being deleted; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8363,6 +8431,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -8925,7 +9014,13 @@ export interface operations {
     NodeJoinController_createJoinConfig: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8945,6 +9040,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -9002,8 +9098,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted */
+            /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -9011,6 +9120,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -9942,7 +10060,13 @@ export interface operations {
     MonitoringController_replaceAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -9962,6 +10086,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10019,6 +10144,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -10043,7 +10181,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10092,7 +10230,13 @@ export interface operations {
     MonitoringController_validateAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -10112,6 +10256,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10169,6 +10314,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -10193,7 +10351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10242,7 +10400,13 @@ export interface operations {
     MonitoringController_rotateWebhookToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -10258,6 +10422,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10312,6 +10477,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -10836,7 +11035,13 @@ export interface operations {
     MonitoringController_replaceEnvironmentAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -10856,6 +11061,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10913,6 +11119,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -10937,7 +11156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10986,7 +11205,13 @@ export interface operations {
     MonitoringController_copyDefaultRules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -11002,6 +11227,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11056,6 +11282,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -11391,7 +11651,13 @@ export interface operations {
     IntegrationsController_createDashboard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Slug of the organisation (also written organizationSlug in the interface)
@@ -11409,6 +11675,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11466,9 +11733,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A dashboard integration with this slug already exists in the organisation */
+            /** @description A dashboard integration with this slug already exists in the organisation; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11499,6 +11767,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -11648,7 +11937,13 @@ export interface operations {
     IntegrationsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000003 */
                 organisationIntegrationIdentity: string;
@@ -11668,6 +11963,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11725,6 +12021,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -11746,6 +12055,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -11993,7 +12323,13 @@ export interface operations {
     SilencesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -12010,6 +12346,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12067,9 +12404,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The tenant already has 100 silences that are not expired */
+            /** @description The tenant already has 100 silences that are not expired; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12103,7 +12441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12458,7 +12796,13 @@ export interface operations {
     EnvironmentsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -12472,6 +12816,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12529,9 +12874,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An environment with the same slug exists */
+            /** @description An environment with the same slug exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12562,6 +12908,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -12932,7 +13299,13 @@ export interface operations {
     EnvironmentsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -12948,6 +13321,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13005,6 +13379,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -13026,6 +13413,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -13225,7 +13633,13 @@ export interface operations {
     EnvironmentsController_setMember: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -13246,6 +13660,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13303,6 +13718,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -13324,6 +13752,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -13728,7 +14177,13 @@ export interface operations {
     CloudAccountsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -13742,6 +14197,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13799,6 +14255,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -13820,6 +14289,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14083,7 +14573,13 @@ export interface operations {
     CloudAccountsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14099,6 +14595,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14156,6 +14653,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14177,6 +14687,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14396,7 +14927,13 @@ export interface operations {
     CloudCredentialsController_createPlatform1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14412,6 +14949,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14469,6 +15007,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14490,6 +15041,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14530,7 +15102,13 @@ export interface operations {
     CloudCredentialsController_createPlatform2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14546,6 +15124,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14603,6 +15182,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14624,6 +15216,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14664,7 +15277,13 @@ export interface operations {
     CloudCredentialsController_createPlatform3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14680,6 +15299,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14737,6 +15357,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14758,6 +15391,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14798,7 +15452,13 @@ export interface operations {
     CloudCredentialsController_createPlatform4: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14814,6 +15474,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14871,6 +15532,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14892,6 +15566,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14932,7 +15627,13 @@ export interface operations {
     CloudCredentialsController_createPlatform5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14948,6 +15649,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15005,6 +15707,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15026,6 +15741,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15066,7 +15802,13 @@ export interface operations {
     CloudCredentialsController_createPlatform6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15082,6 +15824,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15139,6 +15882,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15160,6 +15916,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15200,7 +15977,13 @@ export interface operations {
     CloudCredentialsController_createPlatform7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15216,6 +15999,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15273,6 +16057,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15294,6 +16091,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15334,7 +16152,13 @@ export interface operations {
     CloudCredentialsController_createByon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15350,6 +16174,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15407,6 +16232,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15428,6 +16266,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15468,7 +16327,13 @@ export interface operations {
     CloudCredentialsController_createNone: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15484,6 +16349,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15541,6 +16407,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15562,6 +16441,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15602,7 +16502,13 @@ export interface operations {
     CloudCredentialsController_createEmpty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15618,6 +16524,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15675,6 +16582,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15696,6 +16616,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15959,7 +16900,13 @@ export interface operations {
     MaintenanceController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -15973,6 +16920,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16030,6 +16978,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16051,6 +17012,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16314,7 +17296,13 @@ export interface operations {
     MaintenanceController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
@@ -16330,6 +17318,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16387,6 +17376,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16408,6 +17410,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16956,7 +17979,13 @@ export interface operations {
     TokensController_provision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -16968,6 +17997,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17025,6 +18055,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -17046,6 +18089,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -17191,7 +18255,13 @@ export interface operations {
     UsersController_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -17203,6 +18273,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17260,9 +18331,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A user with this email, username or oidcId exists */
+            /** @description A user with this email, username or oidcId exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17293,6 +18365,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -19239,7 +20332,13 @@ export interface operations {
     OrganisationsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -19251,6 +20350,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -19308,9 +20408,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An organisation with the slug derived from organisationName exists */
+            /** @description An organisation with the slug derived from organisationName exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -19341,6 +20442,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -19486,7 +20608,13 @@ export interface operations {
     OrganisationsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -19501,6 +20629,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -19558,6 +20687,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -19579,6 +20721,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -20221,7 +21384,13 @@ export interface operations {
     OrganisationMembersController_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -20237,6 +21406,7 @@ export interface operations {
             /** @description Added; no body */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20292,9 +21462,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The user is already a member */
+            /** @description The user is already a member; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20325,6 +21496,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -20486,7 +21678,13 @@ export interface operations {
     OrganisationMembersController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Identity of the membership
@@ -20506,6 +21704,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20563,9 +21762,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The member is the last OWNER */
+            /** @description The member is the last OWNER; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20596,6 +21796,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -21458,7 +22679,13 @@ export interface operations {
     WebhooksController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -21473,6 +22700,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -21530,9 +22758,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The organisation already has 25 webhooks */
+            /** @description The organisation already has 25 webhooks; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -21563,6 +22792,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -21816,7 +23066,13 @@ export interface operations {
     WebhooksController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -21833,6 +23089,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -21890,6 +23147,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -21911,6 +23181,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -21951,7 +23242,13 @@ export interface operations {
     WebhooksController_rotate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -21964,6 +23261,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22021,6 +23319,40 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -22058,7 +23390,13 @@ export interface operations {
     WebhooksController_ping: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -22071,6 +23409,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22128,8 +23467,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The subscription is disabled */
+            /** @description The subscription is disabled; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -22137,6 +23489,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22351,7 +23712,13 @@ export interface operations {
     WebhooksController_redeliver: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -22365,6 +23732,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22422,8 +23790,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The delivery is still pending, or the subscription is disabled */
+            /** @description The delivery is still pending, or the subscription is disabled; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -22431,6 +23812,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22659,7 +24049,13 @@ export interface operations {
     ClusterPoliciesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -22674,6 +24070,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22731,9 +24128,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken, or the organisation already has 50 policies */
+            /** @description Name taken, or the organisation already has 50 policies; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22767,7 +24165,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -22823,7 +24221,13 @@ export interface operations {
                 /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -22839,6 +24243,7 @@ export interface operations {
             /** @description Page of policy evaluation results */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22945,6 +24350,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -22969,7 +24387,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23231,7 +24649,13 @@ export interface operations {
     ClusterPoliciesController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
@@ -23248,6 +24672,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23305,9 +24730,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken */
+            /** @description Name taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23341,7 +24767,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -24461,7 +25887,13 @@ export interface operations {
     ScheduledUpgradesAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -24473,6 +25905,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -24530,9 +25963,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The cluster already has an open upgrade */
+            /** @description The cluster already has an open upgrade; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -24563,6 +25997,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -24970,7 +26425,13 @@ export interface operations {
     ScheduledUpgradesAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
@@ -24985,6 +26446,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25042,9 +26504,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The upgrade has started or ended */
+            /** @description The upgrade has started or ended; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25075,6 +26538,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -25276,7 +26760,13 @@ export interface operations {
     ClusterVersionsAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -25288,6 +26778,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25345,9 +26836,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The version already exists */
+            /** @description The version already exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25378,6 +26870,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26103,7 +27616,13 @@ export interface operations {
     ClusterVersionsAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 version: string;
             };
@@ -26117,6 +27636,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26174,9 +27694,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Withdrawing a version an update channel points to */
+            /** @description Withdrawing a version an update channel points to; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26207,6 +27728,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26400,7 +27942,13 @@ export interface operations {
     UpdateChannelsAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -26412,6 +27960,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26469,9 +28018,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The channel already exists */
+            /** @description The channel already exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26502,6 +28052,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26542,7 +28113,13 @@ export interface operations {
     UpdateChannelsAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -26556,6 +28133,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26613,6 +28191,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -26634,6 +28225,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26962,7 +28574,13 @@ export interface operations {
     OrganisationsAdminController_setType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
@@ -26977,6 +28595,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27034,6 +28653,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -27055,6 +28687,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -27280,7 +28933,13 @@ export interface operations {
     ClusterPoliciesAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -27292,6 +28951,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27349,9 +29009,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken, or there are already 50 platform policies */
+            /** @description Name taken, or there are already 50 platform policies; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27385,7 +29046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27643,7 +29304,13 @@ export interface operations {
     ClusterPoliciesAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
@@ -27658,6 +29325,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27715,9 +29383,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken */
+            /** @description Name taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27751,7 +29420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -27987,7 +29656,13 @@ export interface operations {
     PriceBookAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -27999,6 +29674,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28056,9 +29732,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An entry of the same key begins at the same time, or another currency */
+            /** @description An entry of the same key begins at the same time, or another currency; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28089,6 +29766,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -28348,7 +30046,13 @@ export interface operations {
     PriceBookAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 entryIdentity: string;
             };
@@ -28362,6 +30066,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28419,9 +30124,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken */
+            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28452,6 +30158,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
