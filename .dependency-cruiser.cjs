@@ -32,7 +32,7 @@ const LAYERS = [
       { name: 'executor', uses: [], exposes: ['executor.ts', 'executor-docs.ts', 'worker-handler.ts'] },
       { name: 'metrics', uses: ['executor'], exposes: [] },
       { name: 'jobs', uses: ['metrics'], exposes: ['background-job.ts', 'job-loop.ts', 'notify-listener.ts'] },
-      { name: 'health', uses: [], exposes: ['service-state.ts'] },
+      { name: 'health', uses: [], exposes: ['service-state.ts', 'startup-gate.ts'] },
       { name: 'activity', uses: ['identity'], exposes: [] },
       { name: 'audit', uses: ['identity', 'activity'], exposes: ['audit-diff.ts', 'audit-event-sink.ts', 'audit-event-types.ts', 'audit-recorder.ts', 'audited-transaction.ts', 'audit.interceptor.ts'] },
       { name: 'idempotency', uses: ['identity', 'audit'], exposes: ['idempotency.interceptor.ts', 'idempotency-key.ts'] },
@@ -56,7 +56,7 @@ const LAYERS = [
       {
         name: 'clusters',
         uses: ['organisations', 'catalog', 'environments', 'cloud-accounts', 'maintenance'],
-        exposes: ['cluster-change-gate.ts', 'cluster-conditions.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
+        exposes: ['addon-names.ts', 'cluster-change-gate.ts', 'cluster-conditions.ts', 'cluster-read.ts', 'cluster-view.ts', 'cluster-state-machine.ts', 'byon/byon-rules.ts', 'use-cases/'],
       },
       { name: 'provisioning', uses: ['organisations', 'catalog', 'cluster-drivers', 'environments', 'cloud-accounts', 'clusters'], exposes: [] },
       { name: 'policies', uses: ['organisations', 'catalog', 'environments', 'clusters'], exposes: ['cluster-policy-enforcer.ts', 'policy-examples.ts', 'policy-tasks.ts'] },

@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { ModulesContainer } from '@nestjs/core';
 import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
 import { SERVICE_VERSION } from './common/service-version';
@@ -20,7 +21,7 @@ import { hardenHttp } from './http-hardening';
 import { ApplicationLogger, lazyRequestLoggerFactory, requestLogger } from './logging';
 import { AppConfig, ConfigValidationError } from './config/app-config';
 import { startEmbeddedPostgres, EmbeddedDatabase } from './database/embedded-postgres';
-import { GlobalExceptionFilter, toErrorResponse } from './common/errors';
+import { GlobalExceptionFilter, requestedPath, toErrorResponse } from './common/errors';
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
@@ -142,6 +143,8 @@ export async function createApp(
     instrument?: (fastify: FastifyInstance) => void;
     /** Aborted by a signal during start-up: start-up ends with the signal's reason where it waits (the migration lock). */
     signal?: AbortSignal;
+    /** Told why start-up waits for the database schema (MIGRATE_AT_START off and migrations missing). */
+    onSchemaWait?: (reason: string) => void;
   } = {},
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
@@ -179,14 +182,14 @@ export async function createApp(
       routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
       // Router-level errors (URL too long, malformed encoding) get the service's error body too.
       frameworkErrors: (error: Error, request: FastifyRequest, reply: FastifyReply) => {
-        const { status, body } = toErrorResponse(error, request.url.split('?')[0]);
+        const { status, body } = toErrorResponse(error, requestedPath(request));
         void reply.status(status).send(body);
       },
       genReqId: () => randomUUID(),
       // /compat/api/v1/... is the route /api/v1/... (src/compat).
       rewriteUrl: routeCompatUrl,
     });
-    const state = new ServiceState(embedded, options.signal);
+    const state = new ServiceState(embedded, options.signal, options.onSchemaWait);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
       bufferLogs: true,
       // A failed start-up (or one stopped by a signal) ends in createApp's caller, which says why and exits, instead
@@ -237,7 +240,7 @@ export async function createApp(
     });
     // /compat and /admin/v1 answer the original clients' plain representation, mapped from the interface's schemas.
     const interfaceDoc = interfaceDocument(app);
-    servePlainRepresentation(fastify, interfaceDoc);
+    servePlainRepresentation(fastify, interfaceDoc, app.get(DataSource));
     const document = documentPlainRepresentation(interfaceDoc);
     // Answers of the documented 2xx schemas through fast-json-stringify, compiled from this document (before
     // app.init() registers the routes); under jest (NODE_ENV=test) each answer is compared with JSON.stringify's

@@ -6,7 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { randomUUID } from 'crypto';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingMessage, ServerResponse } from 'http';
-import { buildErrorBody } from './common/errors';
+import { buildErrorBody, requestedPath } from './common/errors';
 import type { AppConfig } from './config/app-config';
 import { MetricsService } from './metrics/metrics.service';
 import { readRoutes } from './common/route-docs';
@@ -142,7 +142,7 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
         const body = buildErrorBody(
           429,
           `Rate limit of ${context.max} requests per minute exceeded; retry in ${Math.ceil(context.ttl / 1000)} s.`,
-          req.url.split('?')[0],
+          requestedPath(req),
         );
         return Object.assign(body, { statusCode: 429 });
       },

@@ -1,3 +1,4 @@
+import { clusterHolds } from '../common/cluster-holds';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { ConflictException, Injectable, NotFoundException } from '@nestjs/common';
@@ -197,18 +198,30 @@ export class CloudAccountsService {
     const now = this.clock.now();
     const [usage] = await this.txHost.tx.query(
       `SELECT count(*) FILTER (WHERE deleted_at IS NULL)::int AS active,
+              count(*) FILTER (WHERE deleted_at IS NULL AND NOT ${clusterHolds()})::int AS deleting,
+              (array_agg(name ORDER BY name) FILTER (WHERE deleted_at IS NULL))[1:3] AS names,
               max(deleted_at) FILTER (WHERE deleted_at > $2) AS "lastDeletedAt"
          FROM clusters WHERE cloud_account_id = $1`,
       [account.id, new Date(now.getTime() - DELETE_GUARD_MS)],
     );
-    if (usage.active > 0)
+    // Why, in the message: a Terraform user meets this at `terraform destroy`, right after the cluster's delete.
+    const why =
+      'A cloud account can be deleted 24 hours after the last cluster that used it is deleted: deleting a cluster uses the ' +
+      "account to remove the cluster's cloud resources, and the 24 hours leave time for the provider's clean-up to finish.";
+    if (usage.active > 0) {
+      const names = (usage.names as string[]).map((n) => `'${n}'`).join(', ') + (usage.active > 3 ? ', ...' : '');
+      const state =
+        usage.deleting === usage.active
+          ? `${usage.active === 1 ? 'is' : 'are'} being deleted; retry 24 hours after ${usage.active === 1 ? 'its' : 'their'} deletion completes`
+          : `${usage.active === 1 ? 'is' : 'are'} not deleted; delete ${usage.active === 1 ? 'it' : 'them'} first, then retry 24 hours after the deletion completes`;
       throw new ConflictException(
-        `Cloud account '${account.displayName}' is used by ${usage.active} cluster${usage.active === 1 ? '' : 's'}; delete ${usage.active === 1 ? 'it' : 'them'} first, then wait 24 hours.`,
+        `Cloud account '${account.displayName}' is used by ${usage.active} cluster${usage.active === 1 ? '' : 's'} (${names}), which ${state}. ${why}`,
       );
+    }
     if (usage.lastDeletedAt) {
       const possibleAt = new Date(new Date(usage.lastDeletedAt).getTime() + DELETE_GUARD_MS);
       throw new ConflictException(
-        `Cloud account '${account.displayName}' was used by a cluster deleted at ${new Date(usage.lastDeletedAt).toISOString()}; it can be deleted from ${possibleAt.toISOString()} (24 hours later).`,
+        `Cloud account '${account.displayName}' was used by a cluster deleted at ${new Date(usage.lastDeletedAt).toISOString()}; it can be deleted from ${possibleAt.toISOString()}. ${why}`,
       );
     }
     const [{ n: credentials }] = await this.txHost.tx.query(

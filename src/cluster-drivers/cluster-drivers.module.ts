@@ -1,21 +1,19 @@
 import { Module } from '@nestjs/common';
-import { ClusterDriverResolver, DriverTarget } from './cluster-driver-resolver';
-import type { ClusterDriver } from './driver-contract';
-
-/** Until drivers can be registered, every cluster is served by the configured default driver. */
-class DefaultDriverOnly extends ClusterDriverResolver {
-  resolve(_target: DriverTarget): Promise<ClusterDriver | null> {
-    return Promise.resolve(null);
-  }
-}
+import { CatalogModule } from '../catalog/catalog.module';
+import { ClusterDriverResolver } from './cluster-driver-resolver';
+import { ClusterDriversService } from './cluster-drivers.service';
+import { RegisteredDriverResolver } from './registered-driver-resolver';
 
 /**
- * Cluster drivers: the contract between the reconciler and a driver (driver-contract.ts) and the resolution of the
- * driver that serves a cluster. Below provisioning in the module layers, so that the registry and the out-of-process
- * driver never import the reconciler.
+ * Cluster drivers: the contract between the reconciler and a driver (driver-contract.ts), the HTTP driver for drivers
+ * out of process (http-cluster-driver.ts), their registry (ClusterDriversService, for the administrators' API) and the
+ * resolution of the driver that serves a cluster (RegisteredDriverResolver behind the ClusterDriverResolver port).
+ * Below provisioning in the module layers, so that the registry and the out-of-process driver never import the
+ * reconciler.
  */
 @Module({
-  providers: [{ provide: ClusterDriverResolver, useClass: DefaultDriverOnly }],
-  exports: [ClusterDriverResolver],
+  imports: [CatalogModule],
+  providers: [RegisteredDriverResolver, { provide: ClusterDriverResolver, useExisting: RegisteredDriverResolver }, ClusterDriversService],
+  exports: [ClusterDriverResolver, ClusterDriversService],
 })
 export class ClusterDriversModule {}

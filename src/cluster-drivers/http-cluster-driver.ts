@@ -20,7 +20,6 @@ export type DriverCallOutcome = 'ok' | 'retryable' | 'terminal' | 'timeout' | 'b
 
 /** Told about every call (metrics). Never given a request or an answer. */
 export interface DriverCallObserver {
-  started(driver: string, operation: DriverCallOperation): void;
   finished(driver: string, operation: DriverCallOperation, outcome: DriverCallOutcome, seconds: number): void;
 }
 
@@ -77,12 +76,17 @@ export class HttpClusterDriver implements ClusterDriver {
   private failures = 0;
   private heldBackUntil = 0;
 
+  /** The settings without the secret (kept only inside the signer). */
+  private readonly settings: Omit<HttpDriverSettings, 'secret'>;
+
   constructor(
-    private readonly settings: HttpDriverSettings,
+    settings: HttpDriverSettings,
     private readonly observer: DriverCallObserver | null = null,
     /** Milliseconds now (the backoff's clock); real time by default, since it paces network calls. */
     private readonly now: () => number = Date.now,
   ) {
+    const { secret: _secret, ...rest } = settings;
+    this.settings = rest;
     this.name = settings.name;
     this.base = settings.url.replace(/\/+$/, '');
     this.signer = new Webhook(settings.secret);
@@ -157,7 +161,6 @@ export class HttpClusterDriver implements ClusterDriver {
     try {
       await this.acquire(controller.signal);
       slot = true;
-      this.observer?.started(this.name, operation);
       const result = await this.exchange(operation, method, body, parse, controller.signal);
       this.failures = 0;
       this.heldBackUntil = 0;

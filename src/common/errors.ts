@@ -212,6 +212,18 @@ function fastifyMessage(fe: { statusCode?: number; code?: string; message?: stri
   }
 }
 
+/**
+ * Where an edge that rewrites URLs before routing (src/compat) keeps the URL the client requested, on the raw
+ * request; error bodies name that path rather than the route's.
+ */
+export const REQUESTED_URL = Symbol.for('cms.requestedUrl');
+
+/** The path the client requested (before any rewrite), without its query. */
+export function requestedPath(request: { url?: string; raw?: object } | undefined): string {
+  const raw = request?.raw as { [REQUESTED_URL]?: string } | undefined;
+  return String(raw?.[REQUESTED_URL] ?? request?.url ?? '').split('?')[0];
+}
+
 @Catch()
 export class GlobalExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('Errors');
@@ -220,7 +232,7 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const ctx = host.switchToHttp();
     const reply = ctx.getResponse();
     const request = ctx.getRequest();
-    const path = String(request?.url ?? '').split('?')[0];
+    const path = requestedPath(request);
     const { status, body, headers } = toErrorResponse(exception, path, this.logger, request?.id);
     // Seen by the request log: an outage is logged once when it starts and once when it ends, with its causes.
     const mapped = status === 503 ? mapDatabaseError(exception) : null;

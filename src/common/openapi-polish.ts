@@ -39,6 +39,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Webhooks', description: 'Signed CloudEvents to outside receivers, at least once' },
   { name: 'Audit events', description: 'The full audit trail of an organisation and its clusters' },
   { name: 'Activity', description: 'The human-readable activity feed' },
+  { name: 'Usage and statements', description: 'Usage from the ledger, priced with the price book, and monthly statements (VIEWER reads)' },
   { name: 'Platform administration', description: 'Operations for platform administrators only (/admin/v1)' },
   { name: 'Health', description: 'Liveness and readiness for orchestrators (no credential needed)' },
 ];

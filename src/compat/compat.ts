@@ -1,7 +1,10 @@
 import type { OpenAPIObject } from '@nestjs/swagger';
+import type { DataSource } from 'typeorm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { REQUESTED_URL } from '../common/errors';
 import { documentRoutes, HTTP_METHODS, successJsonSchemas } from '../common/openapi-routes';
 import { PlainMapper, PlainRepresentation, SchemaObject } from './plain-representation';
+import { WrittenForm, WrittenForms } from './written-forms';
 
 /**
  * The compatibility base path: `/compat/api/v1/...`, `/compat/sts/v1/...` and `/compat/admin/v1/...` are the
@@ -22,12 +25,14 @@ const ADMIN_BASE = '/admin/v1/';
 const COMPAT_REQUEST = Symbol('compatRequest');
 
 /** Fastify's `rewriteUrl`: `/compat/<base>/...` is routed as `/<base>/...`; every other URL as it is. */
-export function routeCompatUrl(req: { url?: string; [COMPAT_REQUEST]?: boolean }): string {
+export function routeCompatUrl(req: { url?: string; [COMPAT_REQUEST]?: boolean; [REQUESTED_URL]?: string }): string {
   const url = req.url ?? '/';
   if (!url.startsWith(`${COMPAT_BASE_PATH}/`)) return url;
   const rest = url.slice(COMPAT_BASE_PATH.length);
   if (!COMPAT_BASES.some((base) => rest.startsWith(base))) return url;
   req[COMPAT_REQUEST] = true;
+  // Error bodies name the path the client requested (src/common/errors.ts).
+  req[REQUESTED_URL] = url;
   return rest;
 }
 
@@ -48,21 +53,53 @@ export function plainMappersByRoute(document: OpenAPIObject): Map<string, PlainM
   return out;
 }
 
+/** What a `/compat` cluster write wrote in the client's words (set before the handler, kept after it succeeds). */
+const WRITTEN_FORM = Symbol('compatWrittenForm');
+
 /**
  * Answers `/compat` requests, and every `/admin/v1` request, in the plain representation. The mapping works on the
  * answer object before serialisation; a `/compat` answer is then serialised as plain JSON rather than with a
  * serializer the route may have compiled from the interface's schema (which would expect the Slug objects).
+ * Under `/compat` a cluster also reads back in the words its client wrote (written-forms.ts), and a membership
+ * carries the `id` the original clients read (its organisation's identity).
  */
-export function servePlainRepresentation(fastify: FastifyInstance, document: OpenAPIObject): void {
+export function servePlainRepresentation(fastify: FastifyInstance, document: OpenAPIObject, db: DataSource): void {
+  const forms = new WrittenForms(db);
   const mappers = plainMappersByRoute(document);
-  fastify.addHook('preSerialization', (request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+  fastify.addHook('preHandler', async (request: FastifyRequest) => {
+    if (!isCompatRequest(request)) return;
+    await forms.completePoolReplace(request.method, request.routeOptions.url, request.params, request.body);
+    if (!forms.isClusterWrite(request.method, request.routeOptions.url)) return;
+    const form = await forms.takeRequest(request.method, request.body);
+    if (form) (request as unknown as { [WRITTEN_FORM]?: WrittenForm })[WRITTEN_FORM] = form;
+  });
+  fastify.addHook('preSerialization', async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const route = request.routeOptions.url;
     const compat = isCompatRequest(request);
-    if (!compat && !route?.startsWith(ADMIN_BASE)) return done(null, payload);
+    if (!compat && !route?.startsWith(ADMIN_BASE)) return payload;
     if (compat) reply.serializer(JSON.stringify);
-    const mapper = reply.statusCode < 300 && route ? mappers.get(`${request.method} ${route}`) : undefined;
-    done(null, mapper ? mapper(payload) : payload);
+    const ok = reply.statusCode < 300;
+    const mapper = ok && route ? mappers.get(`${request.method} ${route}`) : undefined;
+    let out = mapper ? mapper(payload) : payload;
+    if (!compat || !ok) return out;
+    const form = (request as unknown as { [WRITTEN_FORM]?: WrittenForm })[WRITTEN_FORM];
+    if (form && typeof (out as { identity?: unknown } | null)?.identity === 'string') await forms.remember(out as Record<string, unknown>, form);
+    out = await forms.answer(out);
+    if (request.method === 'GET' && route === MEMBERSHIPS) out = withMembershipIds(out);
+    return out;
   });
+}
+
+const MEMBERSHIPS = '/api/v1/memberships';
+
+/** The original clients' Membership has an `id`: the organisation's identity (the provider's organisation data source). */
+function withMembershipIds(page: unknown): unknown {
+  const content = (page as { content?: unknown } | null)?.content;
+  if (!Array.isArray(content)) return page;
+  return {
+    ...(page as object),
+    content: content.map((m: Record<string, unknown>) => (m && typeof m === 'object' && !('id' in m) ? { ...m, id: m.organisationIdentity } : m)),
+  };
 }
 
 const COMPAT_NOTE =

@@ -56,6 +56,20 @@ export class AppConfig {
   @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
 
+  @Setting({
+    meaning:
+      'Apply pending migrations when the process starts (under the migration lock, before serving). Otherwise a ' +
+      'process whose database schema lacks migrations of its release waits for them (applied by the migration Job: ' +
+      '`node dist/scripts/migrate.js`), answering `/health` 200 and `/health/ready` 503 with the reason, and migrates nothing',
+    defaultText: '`true` embedded, `false` with `DATABASE_URL`',
+  })
+  @Transform(toBool) @IsOptional() @IsBoolean()
+  MIGRATE_AT_START?: boolean;
+
+  get migrateAtStart(): boolean {
+    return this.MIGRATE_AT_START ?? this.embeddedDatabase;
+  }
+
   @Setting({ meaning: 'Connections of the request pool per instance (requests only)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
   DATABASE_POOL_SIZE = 10;

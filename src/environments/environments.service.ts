@@ -21,6 +21,7 @@ import {
 } from './dto/environment.dto';
 import { EnvironmentMemberEntity } from './environment-member.entity';
 import { EnvironmentEntity } from './environment.entity';
+import { clusterHolds } from '../common/cluster-holds';
 
 /** Path segments under .../environments/ that are routes, not environment slugs. */
 const RESERVED_SLUGS = new Set(['count', 'types']);
@@ -157,11 +158,11 @@ export class EnvironmentsService {
     return this.toResponse(env, org);
   }
 
-  /** Soft delete (deletedAt), refused while the environment holds clusters that are not deleted. */
+  /** Soft delete (deletedAt), refused while the environment holds clusters whose deletion was not requested (ADR 0171). */
   async delete(org: OrganisationEntity, slug: string): Promise<void> {
     const env = await this.find(org, slug, true);
     const [{ n }] = await this.txHost.tx.query(
-      'SELECT count(*)::int AS n FROM clusters WHERE environment_id = $1 AND deleted_at IS NULL',
+      `SELECT count(*)::int AS n FROM clusters WHERE environment_id = $1 AND ${clusterHolds()}`,
       [env.id],
     );
     if (n > 0)

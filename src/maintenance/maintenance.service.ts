@@ -15,6 +15,7 @@ import {
 import { MaintenanceScheduleEntity } from './maintenance-schedule.entity';
 import { DEFAULT_WINDOW_DURATION, defaultScheduleName, describeWindow, findOverlaps, MaintenanceWindow, parseDay, Weekday } from './maintenance-window';
 import { checkExclusionHorizon, ExclusionInput, MaintenanceExclusion, normaliseExclusions } from './maintenance-exclusion';
+import { clusterHolds } from '../common/cluster-holds';
 
 /** The response shape, also used where a cluster embeds its schedule. */
 export function toMaintenanceScheduleResponse(s: MaintenanceScheduleEntity, clusterCount: number): MaintenanceScheduleResponse {
@@ -46,7 +47,7 @@ export class MaintenanceService {
     if (ids.length === 0) return counts;
     const rows: { id: number; n: number }[] = await this.txHost.tx.query(
       `SELECT maintenance_schedule_id AS id, count(*)::int AS n FROM clusters
-        WHERE maintenance_schedule_id = ANY($1::bigint[]) AND deleted_at IS NULL GROUP BY maintenance_schedule_id`,
+        WHERE maintenance_schedule_id = ANY($1::bigint[]) AND ${clusterHolds()} GROUP BY maintenance_schedule_id`,
       [ids],
     );
     for (const r of rows) counts.set(Number(r.id), r.n);

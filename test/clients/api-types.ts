@@ -1254,7 +1254,7 @@ export interface paths {
         };
         /**
          * Readiness: the database answers and the instance is not shutting down
-         * @description The 503 body names the failing check (`database`, or `shutdown` while draining). Needs no user credential (no personal access token or OIDC token).
+         * @description The 503 body names the failing check in `error`: `database`, `shutdown` while draining, or, while the process starts, `startup` or `schema` (the database lacks migrations of this release and the process waits for the migration Job; `message` says which). Needs no user credential (no personal access token or OIDC token).
          */
         get: operations["HealthController_ready"];
         put?: never;
@@ -1981,6 +1981,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{organisationSlug}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's usage and its cost over a window, grouped
+         * @description Control-plane hours and node hours from the usage ledger (exact to the second, deleted clusters included) between `from` and `to` (at most now), one group per environment, cluster, node pool, node type or UTC day, priced with the price book: what the organisation pays (its type's price, else the list price) and the list cost, each rounded to cents once per group; usage no price covers is reported as unpriced hours. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 400 when to is not after from, or the window is longer than 366 days.
+         */
+        get: operations["UsageController_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's charges of a month as a FOCUS 1.1 export (CSV or JSON)
+         * @description One FOCUS row per charge (statement line) of the calendar month (UTC): the closed lines, correction lines included (ChargeClass Correction), or while the period is open the lines computed from the ledger as of now. Streamed as it is read, in the FinOps Open Cost and Usage Specification columns (docs/metering.md). Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 400 when period or format is missing or malformed. 404 when the period has not begun.
+         */
+        get: operations["UsageController_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/statements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's monthly statements (page form A, latest period first)
+         * @description One statement per calendar month (UTC) from the month of the first usage to the current one, with its status (OPEN until it closes an hour after the month ends, then CLOSED) and its totals. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by period (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: period descending. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
+        get: operations["UsageController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/statements/{period}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One monthly statement with its line items
+         * @description The line items of a calendar month (UTC): one per cluster resource (control plane or node pool), SKU and price, with quantity, unit prices and costs. An OPEN period is computed from the ledger as of now; a CLOSED one is what was written when it closed, byte for byte, plus correction lines (chargeClass Correction) for any later change. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the period is not a month (YYYY-MM) or has not begun.
+         */
+        get: operations["UsageController_getStatement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/clusters": {
         parameters: {
             query?: never;
@@ -2317,6 +2397,78 @@ export interface paths {
         patch: operations["ClusterPoliciesAdminController_update"];
         trace?: never;
     };
+    "/admin/v1/cluster-drivers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every registered cluster driver (page form A, by name)
+         * @description Every registered cluster driver with what it serves, its limits and its last health check. The signing secret is never answered. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, createdAt, enabled (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Platform administrators only; everyone else gets 403.
+         */
+        get: operations["ClusterDriversAdminController_list"];
+        put?: never;
+        /**
+         * Register an out-of-process cluster driver (audited CLUSTER_DRIVER_CREATED)
+         * @description Registers a driver speaking the cluster driver protocol v1 (docs/driver-protocol.openapi.json) at `url`, signed with `signingSecret`, for the cloud providers and/or cloud profiles it serves. The URL may point into a private network. Clusters of those providers or profiles go through it from the next reconciler step, on every replica. Nothing is called at registration: run the health check. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 400 when a provider or profile is unknown, neither is given, or the URL or secret is malformed. 409 when the name is taken, or another enabled driver serves one of the providers or profiles.
+         */
+        post: operations["ClusterDriversAdminController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/cluster-drivers/{driver}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A registered cluster driver
+         * @description The driver with its last health check; never its signing secret. Platform administrators only; everyone else gets 403. 404 when there is no such driver.
+         */
+        get: operations["ClusterDriversAdminController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a cluster driver from the registry (audited CLUSTER_DRIVER_DELETED)
+         * @description Removes the registration; the driver itself is not called. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver. 409 while it is enabled and serves clusters that are not deleted.
+         */
+        delete: operations["ClusterDriversAdminController_delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a cluster driver: URL, secret, what it serves, limits, enabled (audited CLUSTER_DRIVER_UPDATED)
+         * @description Changes the given fields; the lists are replaced whole. A new `signingSecret` takes effect at once (configure the driver with it first). A change that changes nothing answers 200 and writes nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver. 400 as for registration. 409 when another enabled driver serves one of the providers or profiles, or when the change (disabling, or dropping a provider or profile) would take clusters that are not deleted away from it.
+         */
+        patch: operations["ClusterDriversAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/cluster-drivers/{driver}/health-check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a cluster driver's health: call its capabilities and record the result (audited CLUSTER_DRIVER_HEALTH_CHECKED)
+         * @description Calls the driver's signed `GET /v1/capabilities` within its timeout and records HEALTHY with what it answered (protocol version, name and version, providers, features), or UNHEALTHY with the reason (unreachable, timeout, signature refused, another protocol version). Answers the driver with its health. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when there is no such driver.
+         */
+        post: operations["ClusterDriversAdminController_healthCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/price-book": {
         parameters: {
             query?: never;
@@ -2367,6 +2519,26 @@ export interface paths {
          * @description An entry that has not begun accepts new prices and times (never in the past). An entry in effect accepts only `effectiveTo`, now or later, which closes it; its prices never change, so usage already priced keeps its price. A change that changes nothing answers 200 and records nothing. Audited. Platform administrators only; everyone else gets 403. A READ_ONLY personal access token gets 403. 404 when the entry does not exist. 400 when a time is in the past or effectiveTo is not after effectiveFrom. 409 when the entry has begun and the change is more than effectiveTo, the entry has ended, or another entry of the same key begins at the new effectiveFrom.
          */
         patch: operations["PriceBookAdminController_update"];
+        trace?: never;
+    };
+    "/admin/v1/usage/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every organisation's charges of a month as a FOCUS 1.1 export (CSV or JSON)
+         * @description The FOCUS rows of every organisation for the calendar month (UTC), organisation after organisation, each as its own export answers it (BillingAccountId is the organisation). Streamed as it is read. Platform administrators only; everyone else gets 403. 400 when period or format is missing or malformed. 404 when the period has not begun.
+         */
+        get: operations["UsageAdminController_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -5286,7 +5458,7 @@ export interface components {
              *       "CLUSTER_STATUS_CHANGED"
              *     ]
              */
-            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /**
              * @description false keeps the subscription but delivers nothing (events are not recorded for it)
              * @default true
@@ -5349,7 +5521,7 @@ export interface components {
             /** @example Serves the public website */
             description?: string;
             /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
-            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CREATED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /** @description true re-enables a subscription the service disabled after 3 days of failures */
             enabled?: boolean;
         };
@@ -5530,6 +5702,323 @@ export interface components {
             /** @description null or [] removes the scope */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
             enabled?: boolean;
+        };
+        UsageGroup: {
+            /**
+             * @description Control-plane hours (decimal string, 6 places)
+             * @example 744.000000
+             */
+            controlPlaneHours: string;
+            /**
+             * @description Node hours: hours times nodes (decimal string, 6 places)
+             * @example 1488.000000
+             */
+            nodeHours: string;
+            /**
+             * @description What the organisation pays: its type's prices, else list prices (decimal string, 2 places)
+             * @example 208.32
+             */
+            billedCost: string;
+            /**
+             * @description At list prices (decimal string, 2 places)
+             * @example 217.25
+             */
+            listCost: string;
+            /**
+             * @description Resource hours no price covers (not in the costs)
+             * @example 0.000000
+             */
+            unpricedHours: string;
+            /**
+             * @description groupBy environment, cluster, nodePool
+             * @example production
+             */
+            environmentSlug: string | null;
+            /**
+             * Format: uuid
+             * @description groupBy cluster, nodePool
+             * @example 3b2f9a4c-1d7e-4c55-8f0a-6e2d9b7c1a34
+             */
+            clusterIdentity: string | null;
+            /**
+             * @description groupBy cluster, nodePool
+             * @example web
+             */
+            clusterName: string | null;
+            /**
+             * @description groupBy nodePool, nodeType
+             * @example NODES
+             * @enum {string|null}
+             */
+            resource: "CONTROL_PLANE" | "NODES" | null;
+            /**
+             * Format: uuid
+             * @description groupBy nodePool (null for the control plane)
+             * @example a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d
+             */
+            nodePoolIdentity: string | null;
+            /**
+             * @description groupBy nodePool (null for the control plane)
+             * @example workers
+             */
+            nodePoolName: string | null;
+            /**
+             * @description groupBy nodeType (null for a control plane)
+             * @example m5.large
+             */
+            nodeType: string | null;
+            /**
+             * @description groupBy nodeType: for a control plane, whether highly available
+             * @example null
+             */
+            highlyAvailable: boolean | null;
+            /**
+             * Format: date
+             * @description groupBy day (UTC)
+             * @example null
+             */
+            day: string | null;
+        };
+        UsageAmounts: {
+            /**
+             * @description Control-plane hours (decimal string, 6 places)
+             * @example 744.000000
+             */
+            controlPlaneHours: string;
+            /**
+             * @description Node hours: hours times nodes (decimal string, 6 places)
+             * @example 1488.000000
+             */
+            nodeHours: string;
+            /**
+             * @description What the organisation pays: its type's prices, else list prices (decimal string, 2 places)
+             * @example 208.32
+             */
+            billedCost: string;
+            /**
+             * @description At list prices (decimal string, 2 places)
+             * @example 217.25
+             */
+            listCost: string;
+            /**
+             * @description Resource hours no price covers (not in the costs)
+             * @example 0.000000
+             */
+            unpricedHours: string;
+        };
+        UsageResponse: {
+            /** @example demo */
+            organisation: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T00:00:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description End of the window, at most now
+             * @example 2026-11-27T14:00:00.000Z
+             */
+            to: string;
+            /**
+             * @example cluster
+             * @enum {string}
+             */
+            groupBy: "environment" | "cluster" | "nodePool" | "nodeType" | "day";
+            /**
+             * @description The time zone of days and periods
+             * @example UTC
+             */
+            timeZone: string;
+            /**
+             * @description The price book's currency (null: no prices yet)
+             * @example EUR
+             */
+            currency: string | null;
+            groups: components["schemas"]["UsageGroup"][];
+            /** @description Sums of the groups (the costs: sums of the rounded group costs) */
+            total: components["schemas"]["UsageAmounts"];
+        };
+        StatementSummary: {
+            /** @example 2026-11 */
+            period: string;
+            /**
+             * @example CLOSED
+             * @enum {string}
+             */
+            status: "OPEN" | "CLOSED";
+            /**
+             * Format: date-time
+             * @example 2026-12-01T01:00:00.000Z
+             */
+            closedAt: string | null;
+            /** @example EUR */
+            currency: string | null;
+            /** @example 208.32 */
+            billedCost: string;
+            /** @example 217.25 */
+            listCost: string;
+        };
+        StatementLine: {
+            /**
+             * Format: int32
+             * @example 1
+             */
+            lineNumber: number;
+            /**
+             * @description FOCUS ChargeClass: 'Correction' for a line added after the period closed
+             * @example null
+             * @enum {string|null}
+             */
+            chargeClass: "Correction" | null;
+            /**
+             * Format: date-time
+             * @description When a closed line was written (null while open)
+             * @example null
+             */
+            recordedAt: string | null;
+            /**
+             * @example NODES
+             * @enum {string}
+             */
+            resource: "CONTROL_PLANE" | "NODES";
+            /** @example production */
+            environmentSlug: string;
+            /**
+             * Format: uuid
+             * @example 3b2f9a4c-1d7e-4c55-8f0a-6e2d9b7c1a34
+             */
+            clusterIdentity: string;
+            /** @example web */
+            clusterSlug: string;
+            /** @example web */
+            clusterName: string;
+            /**
+             * Format: uuid
+             * @example a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d
+             */
+            nodePoolIdentity: string | null;
+            /** @example workers */
+            nodePoolName: string | null;
+            /** @example platform_1 */
+            cloudProvider: string;
+            /** @example eu-central-1 */
+            region: string;
+            /** @example m5.large */
+            nodeType: string | null;
+            /** @example null */
+            highlyAvailable: boolean | null;
+            /**
+             * @description What is priced: control-plane/<provider>/<region>/standard|ha or node/<provider>/<region>/<node type>
+             * @example node/platform_1/eu-central-1/m5.large
+             */
+            skuId: string;
+            /**
+             * Format: uuid
+             * @description The price book entry (null: no price covers this usage)
+             * @example 6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47
+             */
+            priceEntryIdentity: string | null;
+            /**
+             * @description Price per unit the organisation pays
+             * @example 0.09
+             */
+            unitPrice: string | null;
+            /**
+             * @description List price per unit
+             * @example 0.096
+             */
+            listUnitPrice: string | null;
+            /**
+             * @description Hours (control plane) or node hours (nodes), 6 places
+             * @example 1488.000000
+             */
+            quantity: string;
+            /**
+             * @example Node-Hours
+             * @enum {string}
+             */
+            unit: "Hours" | "Node-Hours";
+            /**
+             * Format: date-time
+             * @example 2026-11-01T00:00:00.000Z
+             */
+            chargePeriodStart: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            chargePeriodEnd: string;
+            /**
+             * @description 2 places, rounded half away from zero from the exact seconds
+             * @example 133.92
+             */
+            billedCost: string;
+            /** @example 142.85 */
+            listCost: string;
+            /** @example EUR */
+            currency: string | null;
+        };
+        StatementTotals: {
+            /**
+             * @description Sum of the lines, corrections included
+             * @example 208.32
+             */
+            billedCost: string;
+            /** @example 217.25 */
+            listCost: string;
+            /**
+             * @description Sum of the correction lines (billed)
+             * @example 0.00
+             */
+            corrections: string;
+        };
+        StatementResponse: {
+            /** @example demo */
+            organisation: string;
+            /** @example 2026-11 */
+            period: string;
+            /**
+             * @description Periods are calendar months in UTC
+             * @example UTC
+             */
+            timeZone: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-01T00:00:00.000Z
+             */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            periodEnd: string;
+            /**
+             * @description OPEN: still computed from the ledger; CLOSED: written, never changes (corrections are new lines)
+             * @example CLOSED
+             * @enum {string}
+             */
+            status: "OPEN" | "CLOSED";
+            /**
+             * Format: date-time
+             * @example 2026-12-01T01:00:00.000Z
+             */
+            closedAt: string | null;
+            /**
+             * Format: date-time
+             * @description Usage counted up to here
+             * @example 2026-12-01T00:00:00.000Z
+             */
+            asOf: string;
+            /**
+             * @description The organisation type the period is priced with
+             * @example BUSINESS
+             */
+            organisationType: string;
+            /** @example EUR */
+            currency: string | null;
+            lines: components["schemas"]["StatementLine"][];
+            totals: components["schemas"]["StatementTotals"];
         };
         AdminUpdateClusterRequest: {
             /**
@@ -5736,6 +6225,159 @@ export interface components {
              * @enum {string}
              */
             organisationType: "BUSINESS" | "ENTERPRISE" | "INDIVIDUAL" | "TRIAL";
+        };
+        DriverInfoResponse: {
+            /** @example example-driver */
+            name: string;
+            /** @example 1.0.0 */
+            version: string;
+        };
+        ClusterDriverHealthResponse: {
+            /**
+             * @description UNKNOWN until the first health check.
+             * @example HEALTHY
+             * @enum {string}
+             */
+            status: "UNKNOWN" | "HEALTHY" | "UNHEALTHY";
+            /**
+             * Format: date-time
+             * @example 2026-01-01T12:00:00.000Z
+             */
+            checkedAt: string | null;
+            /**
+             * @description Why the last check failed.
+             * @example null
+             */
+            message: string | null;
+            /**
+             * @description What the driver answered at the last successful check.
+             * @example v1
+             */
+            protocolVersion: string | null;
+            driver: components["schemas"]["DriverInfoResponse"] | null;
+            /**
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders: string[];
+            /**
+             * @example [
+             *       "stopStart",
+             *       "upgrade"
+             *     ]
+             */
+            features: string[];
+        };
+        ClusterDriverResponse: {
+            /**
+             * Format: uuid
+             * @example 7b0c6a53-3c3e-4d0f-9a51-8c0a8d2f1e11
+             */
+            identity: string;
+            /** @example example-driver */
+            name: string;
+            /** @example http://127.0.0.1:9100 */
+            url: string;
+            /**
+             * @description Cloud provider types it serves.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders: string[];
+            /**
+             * @description Cloud profile slugs it serves.
+             * @example []
+             */
+            cloudProfiles: string[];
+            /** @example true */
+            enabled: boolean;
+            /** @example 15000 */
+            timeoutMs: number;
+            /** @example 16 */
+            maxInFlight: number;
+            health: components["schemas"]["ClusterDriverHealthResponse"];
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            modifiedAt: string;
+        };
+        CreateClusterDriverRequest: {
+            /**
+             * @description Unique name (metrics, messages, paths).
+             * @example example-driver
+             */
+            name: string;
+            /**
+             * Format: uri
+             * @description Base URL of the driver (http or https, no credentials); the protocol's paths are appended (`/v1/apply`). It may point into a private network: only platform administrators register drivers.
+             * @example http://127.0.0.1:9100
+             */
+            url: string;
+            /**
+             * @description The Standard Webhooks signing secret the driver verifies requests with: `whsec_` + base64 of 24 to 64 random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`). Configure the same value in the driver. Sealed at rest and never answered. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            signingSecret: string;
+            /**
+             * @description Cloud providers (type or slug) whose clusters it serves unless a driver is registered for their cloud profile. Default: none. With cloudProfiles: at least one of the two.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders?: string[];
+            /**
+             * @description Cloud profiles (slug) whose clusters it serves, before any driver registered for the provider. Default: none.
+             * @example []
+             */
+            cloudProfiles?: string[];
+            /**
+             * @description Only enabled drivers serve clusters.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @description A call is given up after this many milliseconds (a retryable error).
+             * @default 15000
+             */
+            timeoutMs?: number;
+            /**
+             * @description At most this many calls to the driver at once, per replica; more wait for a slot.
+             * @default 16
+             */
+            maxInFlight?: number;
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateClusterDriverRequest: {
+            /**
+             * Format: uri
+             * @example http://127.0.0.1:9100
+             */
+            url?: string;
+            /**
+             * @description A new secret (rotation). The Standard Webhooks signing secret the driver verifies requests with: `whsec_` + base64 of 24 to 64 random bytes (e.g. `echo whsec_$(openssl rand -base64 32)`). Configure the same value in the driver. Sealed at rest and never answered. Secret: sealed at rest, write-only: never answered; audit, activity, webhook events and logs show `[redacted]`.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=
+             */
+            signingSecret?: string;
+            /**
+             * @description Replaces the list.
+             * @example [
+             *       "platform_1"
+             *     ]
+             */
+            cloudProviders?: string[];
+            /**
+             * @description Replaces the list.
+             * @example []
+             */
+            cloudProfiles?: string[];
+            /** @description false: refused with 409 while clusters are served by it. */
+            enabled?: boolean;
+            /** @example 100 */
+            timeoutMs?: number;
+            /** @example 1 */
+            maxInFlight?: number;
         };
         OrganisationTypePrices: {
             /**
@@ -17479,8 +18121,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path: {
@@ -18719,7 +19361,7 @@ export interface operations {
                 };
             };
             /**
-             * @description The database is unreachable, or the instance is draining
+             * @description The database is unreachable, the instance is draining, or it is still starting (waiting for its schema)
              *
              *     The Health Check is not successful
              */
@@ -24985,6 +25627,594 @@ export interface operations {
             };
         };
     };
+    UsageController_get: {
+        parameters: {
+            query?: {
+                /** @description Start of the window (inclusive). Left out: the start of the current month (UTC) */
+                from?: string;
+                /** @description End of the window (exclusive), at most 366 days after from. Left out: now. Usage is counted up to now at most */
+                to?: string;
+                /** @description What each group of the answer is: one per value of this dimension */
+                groupBy?: "environment" | "cluster" | "nodePool" | "nodeType" | "day";
+            };
+            header?: never;
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UsageController_export: {
+        parameters: {
+            query: {
+                /** @description A calendar month in UTC */
+                period: string;
+                /** @description focus-csv: RFC 4180 CSV with a header row; focus-json: a JSON array of rows */
+                format: "focus-csv" | "focus-json";
+            };
+            header?: never;
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The FOCUS rows */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,ChargePeriodEnd,ChargePeriodStart,ConsumedQuantity,ConsumedUnit,ContractedCost,ContractedUnitPrice,EffectiveCost,InvoiceIssuerName,ListCost,ListUnitPrice,PricingCategory,PricingQuantity,PricingUnit,ProviderName,PublisherName,RegionId,RegionName,ResourceId,ResourceName,ResourceType,ServiceCategory,ServiceName,SkuId,SkuPriceId,SubAccountId,SubAccountName,Tags
+                     *     76.68,0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b,Demo,EUR,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,Usage,,m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1,Usage-Based,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,852.000000,Node-Hours,76.68,0.09,76.68,Cluster Management Service,81.79,0.096,Standard,852.000000,Node-Hours,Cluster Management Service,Cluster Management Service,eu-central-1,Frankfurt (EU Central 1),a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d,web/workers,Kubernetes Node Pool,Compute,Kubernetes Clusters,node/platform_1/eu-central-1/m5.large,6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47,demo/production,production,"{""cms/environment"":""production"",""cms/cluster"":""web"",""cms/nodePool"":""workers""}"
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example [
+                     *       {
+                     *         "BilledCost": "76.68",
+                     *         "BillingAccountId": "0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b",
+                     *         "BillingAccountName": "Demo",
+                     *         "BillingCurrency": "EUR",
+                     *         "BillingPeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "BillingPeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ChargeCategory": "Usage",
+                     *         "ChargeClass": null,
+                     *         "ChargeDescription": "m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1",
+                     *         "ChargeFrequency": "Usage-Based",
+                     *         "ChargePeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "ChargePeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ConsumedQuantity": "852.000000",
+                     *         "ConsumedUnit": "Node-Hours",
+                     *         "ContractedCost": "76.68",
+                     *         "ContractedUnitPrice": "0.09",
+                     *         "EffectiveCost": "76.68",
+                     *         "InvoiceIssuerName": "Cluster Management Service",
+                     *         "ListCost": "81.79",
+                     *         "ListUnitPrice": "0.096",
+                     *         "PricingCategory": "Standard",
+                     *         "PricingQuantity": "852.000000",
+                     *         "PricingUnit": "Node-Hours",
+                     *         "ProviderName": "Cluster Management Service",
+                     *         "PublisherName": "Cluster Management Service",
+                     *         "RegionId": "eu-central-1",
+                     *         "RegionName": "Frankfurt (EU Central 1)",
+                     *         "ResourceId": "a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d",
+                     *         "ResourceName": "web/workers",
+                     *         "ResourceType": "Kubernetes Node Pool",
+                     *         "ServiceCategory": "Compute",
+                     *         "ServiceName": "Kubernetes Clusters",
+                     *         "SkuId": "node/platform_1/eu-central-1/m5.large",
+                     *         "SkuPriceId": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *         "SubAccountId": "demo/production",
+                     *         "SubAccountName": "production",
+                     *         "Tags": {
+                     *           "cms/environment": "production",
+                     *           "cms/cluster": "web",
+                     *           "cms/nodePool": "workers"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        BilledCost: string;
+                        BillingAccountId: string;
+                        BillingAccountName: string;
+                        BillingCurrency: string;
+                        /** Format: date-time */
+                        BillingPeriodEnd: string;
+                        /** Format: date-time */
+                        BillingPeriodStart: string;
+                        ChargeCategory: string;
+                        ChargeClass: string | null;
+                        ChargeDescription: string;
+                        ChargeFrequency: string;
+                        /** Format: date-time */
+                        ChargePeriodEnd: string;
+                        /** Format: date-time */
+                        ChargePeriodStart: string;
+                        ConsumedQuantity: string;
+                        ConsumedUnit: string;
+                        ContractedCost: string;
+                        ContractedUnitPrice: string | null;
+                        EffectiveCost: string;
+                        InvoiceIssuerName: string;
+                        ListCost: string;
+                        ListUnitPrice: string | null;
+                        PricingCategory: string;
+                        PricingQuantity: string;
+                        PricingUnit: string;
+                        ProviderName: string;
+                        PublisherName: string;
+                        RegionId: string;
+                        RegionName: string;
+                        ResourceId: string;
+                        ResourceName: string;
+                        ResourceType: string;
+                        ServiceCategory: string;
+                        ServiceName: string;
+                        SkuId: string;
+                        SkuPriceId: string | null;
+                        SubAccountId: string;
+                        SubAccountName: string;
+                        Tags: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UsageController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of statement summaries */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "period": "2026-11",
+                     *           "status": "CLOSED",
+                     *           "closedAt": "2026-12-01T01:00:00.000Z",
+                     *           "currency": "EUR",
+                     *           "billedCost": "208.32",
+                     *           "listCost": "217.25"
+                     *         },
+                     *         {
+                     *           "period": "2026-11",
+                     *           "status": "CLOSED",
+                     *           "closedAt": "2026-12-01T01:00:00.000Z",
+                     *           "currency": "EUR",
+                     *           "billedCost": "208.32",
+                     *           "listCost": "217.25"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["StatementSummary"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UsageController_getStatement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A calendar month in UTC, YYYY-MM */
+                period: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     ClustersAdminController_list: {
         parameters: {
             query?: {
@@ -25712,8 +26942,8 @@ export interface operations {
                 sort?: string[];
                 /** @description Only upgrades of these clusters (at most 100); repeatable or comma-separated. Left out: every cluster */
                 clusterIdentities?: string[];
-                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status */
-                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED")[];
+                /** @description Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the service's names) */
+                statuses?: ("SCHEDULED" | "SCHEDULED_NOTIFIED" | "UPDATED" | "SUCCEEDED" | "CANCELLED" | "SUPERSEDED" | "FAILED" | "MISSED" | "REQUESTED" | "IN_PROGRESS")[];
             };
             header?: never;
             path?: never;
@@ -29466,6 +30696,824 @@ export interface operations {
             };
         };
     };
+    ClusterDriversAdminController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of cluster drivers */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "7b0c6a53-3c3e-4d0f-9a51-8c0a8d2f1e11",
+                     *           "name": "example-driver",
+                     *           "url": "http://127.0.0.1:9100",
+                     *           "cloudProviders": [
+                     *             "platform_1"
+                     *           ],
+                     *           "cloudProfiles": [],
+                     *           "enabled": true,
+                     *           "timeoutMs": 15000,
+                     *           "maxInFlight": 16,
+                     *           "health": {
+                     *             "status": "HEALTHY",
+                     *             "checkedAt": "2026-01-01T12:00:00.000Z",
+                     *             "message": null,
+                     *             "protocolVersion": "v1",
+                     *             "driver": {
+                     *               "name": "example-driver",
+                     *               "version": "1.0.0"
+                     *             },
+                     *             "cloudProviders": [
+                     *               "platform_1"
+                     *             ],
+                     *             "features": [
+                     *               "stopStart",
+                     *               "upgrade"
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "7b0c6a53-3c3e-4d0f-9a51-8c0a8d2fb7e2",
+                     *           "name": "example-driver-2",
+                     *           "url": "http://127.0.0.1:9100",
+                     *           "cloudProviders": [
+                     *             "platform_1"
+                     *           ],
+                     *           "cloudProfiles": [],
+                     *           "enabled": true,
+                     *           "timeoutMs": 15000,
+                     *           "maxInFlight": 16,
+                     *           "health": {
+                     *             "status": "HEALTHY",
+                     *             "checkedAt": "2026-01-01T12:00:00.000Z",
+                     *             "message": null,
+                     *             "protocolVersion": "v1",
+                     *             "driver": {
+                     *               "name": "example-driver-2",
+                     *               "version": "1.0.1"
+                     *             },
+                     *             "cloudProviders": [
+                     *               "platform_1"
+                     *             ],
+                     *             "features": [
+                     *               "stopStart",
+                     *               "upgrade"
+                     *             ]
+                     *           },
+                     *           "createdAt": "2026-11-23T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-23T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["ClusterDriverResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateClusterDriverRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The name is taken, or another enabled driver serves one of its providers or profiles */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_delete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description It serves clusters that are not deleted */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateClusterDriverRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver */
+            409: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    ClusterDriversAdminController_healthCheck: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The driver's name or identity (uuid) */
+                driver: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClusterDriverResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     PriceBookAdminController_list: {
         parameters: {
             query?: {
@@ -30179,6 +32227,210 @@ export interface operations {
                      *       "path": "/api/v1/orgs/acme/environments"
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    UsageAdminController_export: {
+        parameters: {
+            query: {
+                /** @description A calendar month in UTC */
+                period: string;
+                /** @description focus-csv: RFC 4180 CSV with a header row; focus-json: a JSON array of rows */
+                format: "focus-csv" | "focus-json";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The FOCUS rows */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example BilledCost,BillingAccountId,BillingAccountName,BillingCurrency,BillingPeriodEnd,BillingPeriodStart,ChargeCategory,ChargeClass,ChargeDescription,ChargeFrequency,ChargePeriodEnd,ChargePeriodStart,ConsumedQuantity,ConsumedUnit,ContractedCost,ContractedUnitPrice,EffectiveCost,InvoiceIssuerName,ListCost,ListUnitPrice,PricingCategory,PricingQuantity,PricingUnit,ProviderName,PublisherName,RegionId,RegionName,ResourceId,ResourceName,ResourceType,ServiceCategory,ServiceName,SkuId,SkuPriceId,SubAccountId,SubAccountName,Tags
+                     *     76.68,0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b,Demo,EUR,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,Usage,,m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1,Usage-Based,2026-12-01T00:00:00.000Z,2026-11-01T00:00:00.000Z,852.000000,Node-Hours,76.68,0.09,76.68,Cluster Management Service,81.79,0.096,Standard,852.000000,Node-Hours,Cluster Management Service,Cluster Management Service,eu-central-1,Frankfurt (EU Central 1),a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d,web/workers,Kubernetes Node Pool,Compute,Kubernetes Clusters,node/platform_1/eu-central-1/m5.large,6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47,demo/production,production,"{""cms/environment"":""production"",""cms/cluster"":""web"",""cms/nodePool"":""workers""}"
+                     */
+                    "text/csv": string;
+                    /**
+                     * @example [
+                     *       {
+                     *         "BilledCost": "76.68",
+                     *         "BillingAccountId": "0b6f3c1e-2a4d-4e8f-9a7b-5c3d2e1f0a9b",
+                     *         "BillingAccountName": "Demo",
+                     *         "BillingCurrency": "EUR",
+                     *         "BillingPeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "BillingPeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ChargeCategory": "Usage",
+                     *         "ChargeClass": null,
+                     *         "ChargeDescription": "m5.large nodes of node pool workers of cluster web in platform_1/eu-central-1",
+                     *         "ChargeFrequency": "Usage-Based",
+                     *         "ChargePeriodEnd": "2026-12-01T00:00:00.000Z",
+                     *         "ChargePeriodStart": "2026-11-01T00:00:00.000Z",
+                     *         "ConsumedQuantity": "852.000000",
+                     *         "ConsumedUnit": "Node-Hours",
+                     *         "ContractedCost": "76.68",
+                     *         "ContractedUnitPrice": "0.09",
+                     *         "EffectiveCost": "76.68",
+                     *         "InvoiceIssuerName": "Cluster Management Service",
+                     *         "ListCost": "81.79",
+                     *         "ListUnitPrice": "0.096",
+                     *         "PricingCategory": "Standard",
+                     *         "PricingQuantity": "852.000000",
+                     *         "PricingUnit": "Node-Hours",
+                     *         "ProviderName": "Cluster Management Service",
+                     *         "PublisherName": "Cluster Management Service",
+                     *         "RegionId": "eu-central-1",
+                     *         "RegionName": "Frankfurt (EU Central 1)",
+                     *         "ResourceId": "a9d3c2b1-7e6f-4a5b-9c8d-1e2f3a4b5c6d",
+                     *         "ResourceName": "web/workers",
+                     *         "ResourceType": "Kubernetes Node Pool",
+                     *         "ServiceCategory": "Compute",
+                     *         "ServiceName": "Kubernetes Clusters",
+                     *         "SkuId": "node/platform_1/eu-central-1/m5.large",
+                     *         "SkuPriceId": "6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47",
+                     *         "SubAccountId": "demo/production",
+                     *         "SubAccountName": "production",
+                     *         "Tags": {
+                     *           "cms/environment": "production",
+                     *           "cms/cluster": "web",
+                     *           "cms/nodePool": "workers"
+                     *         }
+                     *       }
+                     *     ]
+                     */
+                    "application/json": {
+                        BilledCost: string;
+                        BillingAccountId: string;
+                        BillingAccountName: string;
+                        BillingCurrency: string;
+                        /** Format: date-time */
+                        BillingPeriodEnd: string;
+                        /** Format: date-time */
+                        BillingPeriodStart: string;
+                        ChargeCategory: string;
+                        ChargeClass: string | null;
+                        ChargeDescription: string;
+                        ChargeFrequency: string;
+                        /** Format: date-time */
+                        ChargePeriodEnd: string;
+                        /** Format: date-time */
+                        ChargePeriodStart: string;
+                        ConsumedQuantity: string;
+                        ConsumedUnit: string;
+                        ContractedCost: string;
+                        ContractedUnitPrice: string | null;
+                        EffectiveCost: string;
+                        InvoiceIssuerName: string;
+                        ListCost: string;
+                        ListUnitPrice: string | null;
+                        PricingCategory: string;
+                        PricingQuantity: string;
+                        PricingUnit: string;
+                        ProviderName: string;
+                        PublisherName: string;
+                        RegionId: string;
+                        RegionName: string;
+                        ResourceId: string;
+                        ResourceName: string;
+                        ResourceType: string;
+                        ServiceCategory: string;
+                        ServiceName: string;
+                        SkuId: string;
+                        SkuPriceId: string | null;
+                        SubAccountId: string;
+                        SubAccountName: string;
+                        Tags: {
+                            [key: string]: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a platform administrator */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };

@@ -1,5 +1,6 @@
 import { buildOpenApiDocument } from '../../src/app.factory';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from '../clusters/cluster-fixtures';
+import { providerClusterCreate, providerDefaultAddons } from '../clients/original/terraform-provider';
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 
 /** The interface's Slug/Email objects and form B sorts, turned into what /compat answers (written independently of src/compat). */
@@ -12,7 +13,12 @@ function expectedPlain(value: unknown, key = ''): unknown {
     const keys = Object.keys(value);
     if (keys.length === 1 && keys[0] === 'slugValue') return (value as { slugValue: string }).slugValue;
     if (keys.length === 1 && keys[0] === 'email') return (value as { email: string }).email;
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expectedPlain(v, k)]));
+    const out = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, expectedPlain(v, k)]));
+    // A started cluster is `running`, the status the original provider waits for.
+    if ('addons' in out && out.status === 'started') out.status = 'running';
+    // A membership has the `id` the original clients read: its organisation's identity.
+    if ('memberIdentity' in out && 'organisationIdentity' in out) out.id = out.organisationIdentity;
+    return out;
   }
   return value;
 }
@@ -138,7 +144,7 @@ describe('/compat: the same operations in the representation of the original cli
 
   it('the platform administration API answers plain strings on both paths, as its document says', async () => {
     const [direct, compat] = await Promise.all([t.admin().get('/admin/v1/clusters?size=500'), t.admin().get('/compat/admin/v1/clusters?size=500')]);
-    expect(direct.body).toEqual(compat.body);
+    expect(expectedPlain(direct.body)).toEqual(compat.body);
     expect(interfaceShapes(direct.body)).toEqual([]);
     const web = direct.body.content.find((c: { slug: string }) => c.slug === 'web');
     const one = await t.admin().get(`/admin/v1/clusters/${web.identity}`);
@@ -161,5 +167,93 @@ describe('/compat: the same operations in the representation of the original cli
     expect(schemaOf('/api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}')).toBe('{"$ref":"#/components/schemas/ClusterResponse"}');
     expect(doc.components.schemas.ClusterResponse.properties!.slug.$ref).toBe('#/components/schemas/SlugDto');
     expect(doc.info.description).toContain('`/compat/api/v1/...`');
+  });
+
+  it('reads a cluster back as the original client wrote it: add-on names and set, profile case, cni left out, running', async () => {
+    const base = `/compat${clustersPath(f)}`;
+    const member = t.as(f.users.member.token);
+    const created = await member.post(base).send(providerClusterCreate({ name: 'tf', cloudAccountIdentity: f.accountIdentity, region: 'eu-central-1', version: '1.31.5' }));
+    expect(created.status).toBe(200);
+    const names = Object.keys(providerDefaultAddons()).sort();
+    expect(Object.keys(created.body.addons).sort()).toEqual(names);
+    expect(created.body.podSecurityStandardsProfile).toBe('PRIVILEGED');
+    expect(created.body.cni).toBeNull();
+    // The service keeps its own words: the catalog's names (with its default add-ons), lower case, its default CNI.
+    const direct = await member.get(`${clustersPath(f)}/tf`);
+    expect(direct.body.addons).toHaveProperty('cert-manager');
+    expect(direct.body.addons).toHaveProperty('metrics-server');
+    expect(direct.body.addons).not.toHaveProperty('certManager');
+    expect(direct.body.podSecurityStandardsProfile).toBe('privileged');
+    expect(direct.body.cni).toBe('cilium');
+    await settle(t);
+    const read = await member.get(`${base}/tf`);
+    expect(read.body.status).toBe('running');
+    expect((await member.get(`${clustersPath(f)}/tf`)).body.status).toBe('started');
+    expect(read.body.addons.kured).toEqual(providerDefaultAddons().kured);
+    expect(read.body.addons.fluxOperator).toEqual({ enabled: false, customValues: {} });
+    // Lists answer the same words.
+    const list = await member.get(base);
+    expect(Object.keys(list.body.content.find((c: { slug: string }) => c.slug === 'tf').addons).sort()).toEqual(names);
+
+    // A change made on the interface's path shows through the client's name; one the client never named does not appear.
+    const viaInterface = await member.patch(`${clustersPath(f)}/tf`).send({ addons: { 'cert-manager': { enabled: true, customValues: {} } } });
+    expect(viaInterface.status).toBe(200);
+    expect((await member.get(`${base}/tf`)).body.addons.certManager).toEqual({ enabled: true, customValues: {} });
+    // Another profile is answered as the service has it.
+    await member.patch(`${clustersPath(f)}/tf`).send({ podSecurityStandardsProfile: 'baseline' });
+    expect((await member.get(`${base}/tf`)).body.podSecurityStandardsProfile).toBe('baseline');
+  });
+
+  it('a /compat PATCH naming one add-on in two vocabularies keeps the catalog name, with a Warning, instead of 400', async () => {
+    const base = `/compat${clustersPath(f)}`;
+    const member = t.as(f.users.member.token);
+    expect((await member.post(base).send(providerClusterCreate({ name: 'merged', cloudAccountIdentity: f.accountIdentity, region: 'eu-central-1', version: '1.31.5' }))).status).toBe(200);
+    // The provider's plan: a state read in the catalog's names (an older answer) merged with its default map.
+    const addons = { ...providerDefaultAddons(), 'cert-manager': { enabled: true, customValues: {} }, 'network-policy': { enabled: true, customValues: {} } };
+    const patched = await member.patch(`${base}/merged`).send({ addons });
+    expect(patched.status).toBe(200);
+    expect(String(patched.headers.warning)).toContain('addons.certManager was ignored: addons.cert-manager names the same add-on (cert-manager)');
+    expect(String(patched.headers.warning)).toContain('addons.defaultNetworkPolicies was ignored');
+    expect((await member.get(`${clustersPath(f)}/merged`)).body.addons['cert-manager'].enabled).toBe(true);
+    // Both names read back, each with the add-on's state.
+    const read = await member.get(`${base}/merged`);
+    expect(read.body.addons.certManager).toEqual({ enabled: true, customValues: {} });
+    expect(read.body.addons['cert-manager']).toEqual({ enabled: true, customValues: {} });
+    // The interface's path keeps its rule: two names for one add-on are 400 there.
+    const strict = await member.patch(`${clustersPath(f)}/merged`).send({ addons });
+    expect(strict.status).toBe(400);
+  });
+
+  it("the Go client's node-pool update keeps what Go's zero values cannot say", async () => {
+    const member = t.as(f.users.member.token);
+    const pools = `${clustersPath(f)}/web/pools`;
+    const made = await member.post(pools).send({ name: 'keep', nodeSize: 'm5.large', minSize: 1, maxSize: 3, autoScaling: true, enableNodeAutoReplacement: true, enableNodeReboots: true, upgradeStrategy: 'INPLACE' });
+    expect(made.status).toBe(200);
+    const update = { name: '', nodeSize: 'm5.large', minSize: 2, maxSize: 3, autoScaling: false, enableNodeAutoReplacement: false, enableNodeReboots: false, annotations: {}, labels: { a: 'b' }, taints: [] };
+    const viaCompat = await member.put(`/compat${pools}/${made.body.id}`).send(update);
+    expect(viaCompat.status).toBe(200);
+    expect(viaCompat.body).toMatchObject({ name: 'keep', minSize: 2, autoScaling: true, enableNodeAutoReplacement: true, enableNodeReboots: true, upgradeStrategy: 'INPLACE', labels: { a: 'b' } });
+    // The interface's PUT replaces the whole definition, as documented.
+    const direct = await member.put(`${pools}/${made.body.id}`).send(update);
+    expect(direct.body).toMatchObject({ autoScaling: false, enableNodeAutoReplacement: false, upgradeStrategy: 'REPLACE' });
+  });
+
+  it('memberships carry the id the original clients read; error bodies name the requested /compat path', async () => {
+    const members = await t.as(f.users.viewer.token).get('/compat/api/v1/memberships');
+    const [{ identity: orgIdentity }] = await t.db.query('SELECT identity FROM organisations WHERE slug = $1', [f.orgSlug]);
+    expect(members.body.content.find((m: { slug: string }) => m.slug === f.orgSlug)).toMatchObject({ id: orgIdentity, organisationIdentity: orgIdentity });
+    expect((await t.as(f.users.viewer.token).get('/api/v1/memberships')).body.content[0]).not.toHaveProperty('id');
+    const cases: [string, number][] = [
+      [`/compat/api/v1/orgs/${f.orgSlug}/clusters/${f.envSlug}/missing`, 404],
+      [`/compat/api/v1/orgs/${f.orgSlug}/clusters/${f.envSlug}/web?show-compute=maybe`, 400],
+      ['/compat/admin/v1/clusters', 403],
+    ];
+    for (const [path, status] of cases) {
+      const res = await t.as(f.users.viewer.token).get(path);
+      expect({ path, status: res.status }).toEqual({ path, status });
+      expect(res.body.path).toBe(path.split('?')[0]);
+    }
+    const unauthenticated = await t.http().get(`/compat/api/v1/orgs/${f.orgSlug}/clusters`);
+    expect(unauthenticated.body.path).toBe(`/compat/api/v1/orgs/${f.orgSlug}/clusters`);
   });
 });

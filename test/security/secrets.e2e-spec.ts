@@ -204,6 +204,24 @@ const SCENARIOS: { covers: string[]; run: Scenario }[] = [
     },
   },
   {
+    covers: ['CreateClusterDriverRequest.signingSecret', 'UpdateClusterDriverRequest.signingSecret'],
+    run: async ({ t }) => {
+      // A Standard Webhooks secret, written at registration and at rotation; answered to nobody.
+      const first = `whsec_${randomBytes(32).toString('base64')}`;
+      const second = `whsec_${randomBytes(32).toString('base64')}`;
+      const created = await t.admin().post('/admin/v1/cluster-drivers').send({ name: 'secret-driver', url: 'http://127.0.0.1:9', signingSecret: first, cloudProviders: ['platform_7'] });
+      expect(created.status).toBe(200);
+      const rotated = await t.admin().patch('/admin/v1/cluster-drivers/secret-driver').send({ signingSecret: second });
+      expect(rotated.status).toBe(200);
+      // The health check signs with it (the driver is not there: the failure is recorded).
+      expect((await t.admin().post('/admin/v1/cluster-drivers/secret-driver/health-check')).status).toBe(200);
+      return [
+        { declaration: 'CreateClusterDriverRequest.signingSecret', value: first, reads: [] },
+        { declaration: 'UpdateClusterDriverRequest.signingSecret', value: second, reads: [] },
+      ];
+    },
+  },
+  {
     covers: ['AlertingConfigurationRequest.alertingConfig', 'AlertingConfigurationResponse.alertingConfig'],
     run: async ({ t, f, unique }) => {
       const out: Written[] = [];

@@ -108,9 +108,14 @@ describe('scheduled cluster upgrades', () => {
     expect(sorted.body.sort).toEqual([{ ascending: false, direction: 'DESC', ignoreCase: false, nullHandling: 'NATIVE', property: 'clusterSlug' }]);
     expect(sorted.body.totalPages).toBe(2);
 
+    // The original Go client's REQUESTED and IN_PROGRESS are aliases of SCHEDULED and UPDATED.
+    const aliased = await t.as(viewer.token).get(`${base('acme')}?statuses=REQUESTED,IN_PROGRESS&statuses=MISSED`);
+    expect(aliased.status).toBe(200);
+    expect(aliased.body.totalElements).toBe((await t.as(viewer.token).get(`${base('acme')}?statuses=SCHEDULED,UPDATED,MISSED`)).body.totalElements);
     const badStatus = await t.as(viewer.token).get(`${base('acme')}?statuses=DONE`);
     expect(badStatus.status).toBe(400);
     expect(badStatus.body.errors[0].field).toBe('statuses');
+    expect(badStatus.body.errors[0].message).toContain('SCHEDULED, SCHEDULED_NOTIFIED, UPDATED, SUCCEEDED, CANCELLED, SUPERSEDED, FAILED, MISSED');
     const badUuid = await t.as(viewer.token).get(`${base('acme')}?clusterIdentities=abc`);
     expect(badUuid.status).toBe(400);
     expect(badUuid.body.errors[0].field).toBe('clusterIdentities');

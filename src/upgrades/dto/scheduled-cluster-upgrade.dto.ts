@@ -15,6 +15,16 @@ const toList = ({ value }: { value: unknown }) => {
     .filter((v) => v !== '');
 };
 
+/**
+ * The original Go client's status constants that this service names differently, read as their counterparts in a
+ * `statuses` filter: `REQUESTED` (asked for, not yet started: here an upgrade is `SCHEDULED` when it is created) and
+ * `IN_PROGRESS` (started: here `UPDATED`, the version requested from the cluster).
+ */
+export const ORIGINAL_UPGRADE_STATUS_ALIASES: Readonly<Record<string, ScheduledUpgradeStatus>> = Object.freeze({ REQUESTED: 'SCHEDULED', IN_PROGRESS: 'UPDATED' });
+
+const toStatusList = (arg: { value: unknown }) =>
+  toList(arg)?.map((v) => (typeof v === 'string' && Object.hasOwn(ORIGINAL_UPGRADE_STATUS_ALIASES, v) ? ORIGINAL_UPGRADE_STATUS_ALIASES[v] : v));
+
 const VERSION_PATTERN = /^[0-9]+\.[0-9]+\.[0-9]+([-+].+)?$/;
 
 export class ScheduledClusterUpgradeQuery extends PageQueryDto {
@@ -29,15 +39,18 @@ export class ScheduledClusterUpgradeQuery extends PageQueryDto {
   clusterIdentities?: string[];
 
   @ApiPropertyOptional({
-    enum: SCHEDULED_UPGRADE_STATUSES,
+    enum: [...SCHEDULED_UPGRADE_STATUSES, ...Object.keys(ORIGINAL_UPGRADE_STATUS_ALIASES)],
     isArray: true,
     maxItems: SCHEDULED_UPGRADE_STATUSES.length,
-    description: 'Only upgrades in these statuses; repeatable or comma-separated. Left out: every status',
+    description:
+      'Only upgrades in these statuses; repeatable or comma-separated. Left out: every status. The original Go ' +
+      "client's `REQUESTED` and `IN_PROGRESS` are accepted as aliases of `SCHEDULED` and `UPDATED` (answers carry the " +
+      "service's names)",
   })
-  @IsOptional() @Transform(toList) @IsArray() @ArrayMaxSize(SCHEDULED_UPGRADE_STATUSES.length)
+  @IsOptional() @Transform(toStatusList) @IsArray() @ArrayMaxSize(SCHEDULED_UPGRADE_STATUSES.length)
   @IsIn(SCHEDULED_UPGRADE_STATUSES as unknown as string[], {
     each: true,
-    message: `statuses must hold values of ${SCHEDULED_UPGRADE_STATUSES.join(', ')}`,
+    message: `statuses must hold values of ${SCHEDULED_UPGRADE_STATUSES.join(', ')} (or the original clients' REQUESTED and IN_PROGRESS, read as SCHEDULED and UPDATED)`,
   })
   statuses?: string[];
 }

@@ -336,7 +336,9 @@ export const CLIENT_FUNCTIONS: ClientFunction[] = [
     requests: 'GET /api/v1/orgs/{org}/clusters/{env}/{cluster}?show-compute=true',
     async run(c, _a, s) {
       const cl = await c.result<Rec>('GET', `/api/v1/orgs/${s.org}/clusters/${s.env}/${s.clusterSlug}${withCompute}`, T.Cluster);
-      expectThat(cl.status === 'started', `status is ${cl.status}`);
+      // Under /compat a started cluster is `running`, the status the provider waits for.
+      const started = c.apiUrl === '/compat' ? 'running' : 'started';
+      expectThat(cl.status === started, `status is ${cl.status}, not ${started}`);
     },
   },
   {
@@ -749,10 +751,10 @@ export const CLIENT_FUNCTIONS: ClientFunction[] = [
   {
     name: 'ListScheduledClusterUpgrades',
     client: 'AdminClient',
-    requests: 'GET /admin/v1/scheduled-cluster-upgrades?clusterIdentities={a,b}&statuses={S1,S2}&page=N',
+    requests: 'GET /admin/v1/scheduled-cluster-upgrades?clusterIdentities={a,b}&statuses={S1,S2}&page=N (the client\'s constants, e.g. REQUESTED, IN_PROGRESS)',
     async run(_c, a, s) {
       const { content } = await a.paged<Rec>(
-        `/admin/v1/scheduled-cluster-upgrades?clusterIdentities=${s.clusterIdentity},${s.spare.upgradeCluster}&statuses=SCHEDULED,SCHEDULED_NOTIFIED`,
+        `/admin/v1/scheduled-cluster-upgrades?clusterIdentities=${s.clusterIdentity},${s.spare.upgradeCluster}&statuses=REQUESTED,SCHEDULED,IN_PROGRESS`,
         T.ScheduledClusterUpgrade,
       );
       expectThat(content.some((u) => u.clusterIdentity === s.clusterIdentity), 'the upgrade is not listed');

@@ -32,7 +32,7 @@ export class OriginalClient {
   constructor(
     private readonly t: TestApp,
     /** The `APIUrl` the client is given: '' (the service's root) or '/compat'. */
-    private readonly apiUrl: string,
+    readonly apiUrl: string,
     private readonly token: string,
   ) {}
 
