@@ -41,7 +41,8 @@ export class MetricsService implements OnModuleDestroy {
   readonly reconcilerSteps = new Counter({
     name: 'cms_reconciler_steps_total',
     help:
-      'Cluster reconciler steps by outcome (completed, pending, failed, recovered, idle; superseded: the cluster changed or ' +
+      'Cluster reconciler steps by outcome (completed, pending, failed: a retryable driver error, the cluster went to unknown; ' +
+      'degraded: a terminal driver error; retrying: the driver could not be asked, backing off; recovered, idle; superseded: the cluster changed or ' +
       'the lease was lost while the driver was called, so the step was not recorded and is asked for again)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
@@ -161,7 +162,7 @@ export class MetricsService implements OnModuleDestroy {
     }
     for (const kind of ['principal', 'address', 'authentication_failures', 'node_registration']) this.rateLimitRejections.inc({ kind }, 0);
     for (const cause of ['token', 'user', 'organisation', 'slug', 'all', 'local', 'listener']) this.principalCacheInvalidations.inc({ cause }, 0);
-    for (const outcome of ['completed', 'pending', 'failed', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
+    for (const outcome of ['completed', 'pending', 'failed', 'degraded', 'retrying', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
     for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ job }, 0);
     for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
