@@ -6752,6 +6752,8 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Seconds until a retry can succeed */
         "Retry-After": number;
+        /** @description Present (`true`) when this is the stored answer of an earlier request with the same Idempotency-Key */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -8256,7 +8258,13 @@ export interface operations {
     ClustersController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8273,6 +8281,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8330,9 +8339,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Slug taken in the environment, or the clustersPerCustomer quota is reached */
+            /** @description Slug taken in the environment, or the clustersPerCustomer quota is reached; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8363,6 +8373,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -8638,7 +8669,13 @@ export interface operations {
     ClustersController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8657,6 +8694,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8714,9 +8752,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Transition not allowed from the current status, delete protection, or version change while not started/stopped */
+            /** @description Transition not allowed from the current status, delete protection, or version change while not started/stopped; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8747,6 +8786,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -8896,7 +8956,13 @@ export interface operations {
     NodePoolsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -8915,6 +8981,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -8972,9 +9039,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken in the cluster, or the cluster is being deleted */
+            /** @description Name taken in the cluster, or the cluster is being deleted; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -9005,6 +9073,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -9567,7 +9656,13 @@ export interface operations {
     NodeJoinController_createJoinConfig: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -9587,6 +9682,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -9644,8 +9740,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted */
+            /** @description Not a bring-your-own-node cluster, control plane not provisioned yet, or the cluster is being deleted; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -9653,6 +9762,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -10584,7 +10702,13 @@ export interface operations {
     MonitoringController_replaceAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -10604,6 +10728,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10661,6 +10786,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -10685,7 +10823,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10734,7 +10872,13 @@ export interface operations {
     MonitoringController_validateAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -10754,6 +10898,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10811,6 +10956,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -10835,7 +10993,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10884,7 +11042,13 @@ export interface operations {
     MonitoringController_rotateWebhookToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -10900,6 +11064,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -10954,6 +11119,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -11478,7 +11677,13 @@ export interface operations {
     MonitoringController_replaceEnvironmentAlerting: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -11498,6 +11703,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11555,6 +11761,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -11579,7 +11798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11628,7 +11847,13 @@ export interface operations {
     MonitoringController_copyDefaultRules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -11644,6 +11869,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -11698,6 +11924,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -12033,7 +12293,13 @@ export interface operations {
     IntegrationsController_createDashboard: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Slug of the organisation (also written organizationSlug in the interface)
@@ -12051,6 +12317,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12108,9 +12375,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A dashboard integration with this slug already exists in the organisation */
+            /** @description A dashboard integration with this slug already exists in the organisation; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12141,6 +12409,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -12290,7 +12579,13 @@ export interface operations {
     IntegrationsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000003 */
                 organisationIntegrationIdentity: string;
@@ -12310,6 +12605,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12367,6 +12663,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -12388,6 +12697,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -12635,7 +12965,13 @@ export interface operations {
     SilencesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production-web */
                 tenantSlug: string;
@@ -12652,6 +12988,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12709,9 +13046,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The tenant already has 100 silences that are not expired */
+            /** @description The tenant already has 100 silences that are not expired; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -12745,7 +13083,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13100,7 +13438,13 @@ export interface operations {
     EnvironmentsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -13114,6 +13458,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13171,9 +13516,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An environment with the same slug exists */
+            /** @description An environment with the same slug exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13204,6 +13550,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -13574,7 +13941,13 @@ export interface operations {
     EnvironmentsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -13590,6 +13963,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13647,6 +14021,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -13668,6 +14055,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -13867,7 +14275,13 @@ export interface operations {
     EnvironmentsController_setMember: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example production */
                 environmentSlug: string;
@@ -13888,6 +14302,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -13945,6 +14360,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -13966,6 +14394,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14370,7 +14819,13 @@ export interface operations {
     CloudAccountsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -14384,6 +14839,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14441,6 +14897,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14462,6 +14931,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -14725,7 +15215,13 @@ export interface operations {
     CloudAccountsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -14741,6 +15237,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -14798,6 +15295,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -14819,6 +15329,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15038,7 +15569,13 @@ export interface operations {
     CloudCredentialsController_createPlatform1: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15054,6 +15591,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15111,6 +15649,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15132,6 +15683,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15172,7 +15744,13 @@ export interface operations {
     CloudCredentialsController_createPlatform2: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15188,6 +15766,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15245,6 +15824,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15266,6 +15858,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15306,7 +15919,13 @@ export interface operations {
     CloudCredentialsController_createPlatform3: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15322,6 +15941,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15379,6 +15999,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15400,6 +16033,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15440,7 +16094,13 @@ export interface operations {
     CloudCredentialsController_createPlatform4: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15456,6 +16116,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15513,6 +16174,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15534,6 +16208,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15574,7 +16269,13 @@ export interface operations {
     CloudCredentialsController_createPlatform5: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15590,6 +16291,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15647,6 +16349,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15668,6 +16383,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15708,7 +16444,13 @@ export interface operations {
     CloudCredentialsController_createPlatform6: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15724,6 +16466,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15781,6 +16524,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15802,6 +16558,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15842,7 +16619,13 @@ export interface operations {
     CloudCredentialsController_createPlatform7: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15858,6 +16641,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -15915,6 +16699,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -15936,6 +16733,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -15976,7 +16794,13 @@ export interface operations {
     CloudCredentialsController_createByon: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -15992,6 +16816,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16049,6 +16874,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16070,6 +16908,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16110,7 +16969,13 @@ export interface operations {
     CloudCredentialsController_createNone: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -16126,6 +16991,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16183,6 +17049,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16204,6 +17083,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16244,7 +17144,13 @@ export interface operations {
     CloudCredentialsController_createEmpty: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
@@ -16260,6 +17166,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16317,6 +17224,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16338,6 +17258,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16601,7 +17542,13 @@ export interface operations {
     MaintenanceController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 organisationSlug: string;
             };
@@ -16615,6 +17562,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -16672,6 +17620,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -16693,6 +17654,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -16956,7 +17938,13 @@ export interface operations {
     MaintenanceController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000007 */
                 maintenanceScheduleIdentity: string;
@@ -16972,6 +17960,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17029,6 +18018,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -17050,6 +18052,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -17598,7 +18621,13 @@ export interface operations {
     TokensController_provision: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -17610,6 +18639,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17667,6 +18697,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -17688,6 +18731,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -17833,7 +18897,13 @@ export interface operations {
     UsersController_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -17845,6 +18915,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17902,9 +18973,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A user with this email, username or oidcId exists */
+            /** @description A user with this email, username or oidcId exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -17935,6 +19007,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -19881,7 +20974,13 @@ export interface operations {
     OrganisationsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -19893,6 +20992,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -19950,9 +21050,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An organisation with the slug derived from organisationName exists */
+            /** @description An organisation with the slug derived from organisationName exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -19983,6 +21084,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -20128,7 +21250,13 @@ export interface operations {
     OrganisationsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -20143,6 +21271,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20200,6 +21329,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -20221,6 +21363,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -20863,7 +22026,13 @@ export interface operations {
     OrganisationMembersController_add: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description Slug of the organisation */
                 organisationSlug: string;
@@ -20879,6 +22048,7 @@ export interface operations {
             /** @description Added; no body */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20934,9 +22104,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The user is already a member */
+            /** @description The user is already a member; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -20967,6 +22138,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -21128,7 +22320,13 @@ export interface operations {
     OrganisationMembersController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /**
                  * @description Identity of the membership
@@ -21148,6 +22346,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -21205,9 +22404,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The member is the last OWNER */
+            /** @description The member is the last OWNER; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -21238,6 +22438,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22100,7 +23321,13 @@ export interface operations {
     WebhooksController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -22115,6 +23342,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22172,9 +23400,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The organisation already has 25 webhooks */
+            /** @description The organisation already has 25 webhooks; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22205,6 +23434,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22458,7 +23708,13 @@ export interface operations {
     WebhooksController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -22475,6 +23731,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22532,6 +23789,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -22553,6 +23823,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22593,7 +23884,13 @@ export interface operations {
     WebhooksController_rotate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -22606,6 +23903,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22663,6 +23961,40 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description Rate limited; see Retry-After */
             429: {
                 headers: {
@@ -22700,7 +24032,13 @@ export interface operations {
     WebhooksController_ping: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -22713,6 +24051,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -22770,8 +24109,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The subscription is disabled */
+            /** @description The subscription is disabled; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -22779,6 +24131,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -22993,7 +24354,13 @@ export interface operations {
     WebhooksController_redeliver: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
@@ -23007,6 +24374,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23064,8 +24432,21 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The delivery is still pending, or the subscription is disabled */
+            /** @description The delivery is still pending, or the subscription is disabled; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
@@ -23073,6 +24454,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -23301,7 +24691,13 @@ export interface operations {
     ClusterPoliciesController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -23316,6 +24712,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23373,9 +24770,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken, or the organisation already has 50 policies */
+            /** @description Name taken, or the organisation already has 50 policies; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23409,7 +24807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23465,7 +24863,13 @@ export interface operations {
                 /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
                 sort?: string[];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -23481,6 +24885,7 @@ export interface operations {
             /** @description Page of policy evaluation results */
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23587,6 +24992,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -23611,7 +25029,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -23873,7 +25291,13 @@ export interface operations {
     ClusterPoliciesController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000c */
                 policyIdentity: string;
@@ -23890,6 +25314,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23947,9 +25372,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken */
+            /** @description Name taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -23983,7 +25409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -25691,7 +27117,13 @@ export interface operations {
     ScheduledUpgradesAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -25703,6 +27135,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25760,9 +27193,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The cluster already has an open upgrade */
+            /** @description The cluster already has an open upgrade; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -25793,6 +27227,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26200,7 +27655,13 @@ export interface operations {
     ScheduledUpgradesAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000a */
                 identity: string;
@@ -26215,6 +27676,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26272,9 +27734,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The upgrade has started or ended */
+            /** @description The upgrade has started or ended; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26305,6 +27768,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26506,7 +27990,13 @@ export interface operations {
     ClusterVersionsAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -26518,6 +28008,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26575,9 +28066,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The version already exists */
+            /** @description The version already exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26608,6 +28100,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -27333,7 +28846,13 @@ export interface operations {
     ClusterVersionsAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 version: string;
             };
@@ -27347,6 +28866,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27404,9 +28924,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Withdrawing a version an update channel points to */
+            /** @description Withdrawing a version an update channel points to; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27437,6 +28958,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -27630,7 +29172,13 @@ export interface operations {
     UpdateChannelsAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -27642,6 +29190,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27699,9 +29248,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The channel already exists */
+            /** @description The channel already exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27732,6 +29282,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -27772,7 +29343,13 @@ export interface operations {
     UpdateChannelsAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 name: string;
             };
@@ -27786,6 +29363,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27843,6 +29421,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -27864,6 +29455,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -28192,7 +29804,13 @@ export interface operations {
     OrganisationsAdminController_setType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000001 */
                 organisationIdentity: string;
@@ -28207,6 +29825,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28264,6 +29883,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
             /** @description The body is larger than BODY_LIMIT_BYTES */
             413: {
                 headers: {
@@ -28285,6 +29917,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -28510,7 +30163,13 @@ export interface operations {
     ClusterPoliciesAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -28522,6 +30181,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28579,9 +30239,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken, or there are already 50 platform policies */
+            /** @description Name taken, or there are already 50 platform policies; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28615,7 +30276,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -28873,7 +30534,13 @@ export interface operations {
     ClusterPoliciesAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000d */
                 policyIdentity: string;
@@ -28888,6 +30555,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28945,9 +30613,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Name taken */
+            /** @description Name taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -28981,7 +30650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way. */
+            /** @description The input is too expensive to process: parsing, checking or matching it took longer than the per-task budget (EXECUTOR_TASK_TIMEOUT_MS, counted from when the work started) or more memory than allowed, and was stopped. Simplify the input; retrying the same input fails the same way; or the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
             422: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -29235,7 +30904,13 @@ export interface operations {
     ClusterDriversAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -29247,6 +30922,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -29304,9 +30980,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The name is taken, or another enabled driver serves one of its providers or profiles */
+            /** @description The name is taken, or another enabled driver serves one of its providers or profiles; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -29337,6 +31014,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -29598,7 +31296,13 @@ export interface operations {
     ClusterDriversAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The driver's name or identity (uuid) */
                 driver: string;
@@ -29613,6 +31317,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -29670,9 +31375,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver */
+            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -29703,6 +31409,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -29743,7 +31470,13 @@ export interface operations {
     ClusterDriversAdminController_healthCheck: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The driver's name or identity (uuid) */
                 driver: string;
@@ -29754,6 +31487,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -29808,6 +31542,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -30035,7 +31803,13 @@ export interface operations {
     PriceBookAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -30047,6 +31821,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -30104,9 +31879,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description An entry of the same key begins at the same time, or another currency */
+            /** @description An entry of the same key begins at the same time, or another currency; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -30137,6 +31913,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -30396,7 +32193,13 @@ export interface operations {
     PriceBookAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 entryIdentity: string;
             };
@@ -30410,6 +32213,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -30467,9 +32271,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken */
+            /** @description The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -30500,6 +32305,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
