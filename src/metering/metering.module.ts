@@ -3,6 +3,7 @@ import { PriceBookService } from './price-book.service';
 import { StatementCloser } from './statement-closer.service';
 import { StatementsService } from './statements.service';
 import { UsageController } from './usage.controller';
+import { UsageExportService } from './usage-export.service';
 import { UsageService } from './usage.service';
 
 /**
@@ -11,7 +12,7 @@ import { UsageService } from './usage.service';
  */
 @Module({
   controllers: [UsageController],
-  providers: [PriceBookService, UsageService, StatementsService, StatementCloser],
-  exports: [PriceBookService, UsageService, StatementsService, StatementCloser],
+  providers: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService],
+  exports: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService],
 })
 export class MeteringModule {}

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
+import { Controller, Get, Param, Query, StreamableFile } from '@nestjs/common';
 import { ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, Page } from '../common/paging';
@@ -6,6 +6,9 @@ import { RequireOrgRole } from '../common/route-access';
 import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { StatementListQuery, StatementResponse, StatementSummary, UsageQuery, UsageResponse } from './dto/usage.dto';
 import { StatementsService } from './statements.service';
+import { UsageExportQuery } from './dto/usage-export.dto';
+import { focusResponseContent } from './focus';
+import { UsageExportService } from './usage-export.service';
 import { UsageService } from './usage.service';
 
 /** Usage and monthly statements of an organisation (docs/metering.md). */
@@ -16,6 +19,7 @@ export class UsageController {
   constructor(
     private readonly usage: UsageService,
     private readonly statements: StatementsService,
+    private readonly exports: UsageExportService,
   ) {}
 
   @Get('usage')
@@ -33,6 +37,22 @@ export class UsageController {
   @ApiStandardErrors({ notFound: false })
   get(@OrgContext() ctx: OrganisationContext, @Query() query: UsageQuery): Promise<UsageResponse> {
     return this.usage.usage(ctx.organisation, query);
+  }
+
+  @Get('usage/export')
+  @RequireOrgRole('VIEWER')
+  @ApiDoc({
+    summary: "The organisation's charges of a month as a FOCUS 1.1 export (CSV or JSON)",
+    description:
+      'One FOCUS row per charge (statement line) of the calendar month (UTC): the closed lines, correction lines ' +
+      'included (ChargeClass Correction), or while the period is open the lines computed from the ledger as of now. ' +
+      'Streamed as it is read, in the FinOps Open Cost and Usage Specification columns (docs/metering.md).',
+    errors: '400 when period or format is missing or malformed. 404 when the period has not begun.',
+  })
+  @ApiOkResponse({ description: 'The FOCUS rows', content: focusResponseContent() as never })
+  @ApiStandardErrors()
+  export(@OrgContext() ctx: OrganisationContext, @Query() query: UsageExportQuery): Promise<StreamableFile> {
+    return this.exports.export(ctx.organisation, query.period, query.format);
   }
 
   @Get('statements')

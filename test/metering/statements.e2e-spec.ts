@@ -1,6 +1,7 @@
 import { StatementCloser } from '../../src/metering/statement-closer.service';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, settle } from '../clusters/cluster-fixtures';
 import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
+import { parseFocusCsv, validateFocus } from './focus-validator';
 
 /**
  * Issue 41 step 3: a month driven by the clock (March 2026, UTC) with clusters created, scaled, upgraded, stopped
@@ -201,6 +202,82 @@ describe('usage and statements over a month', () => {
       listCost: '0.30',
     });
     expect(after.body.totals).toEqual({ billedCost: '427.82', listCost: '478.00', corrections: '0.25' });
+  });
+
+  it('the FOCUS export of the month validates against the column requirements; a broken row fails the check', async () => {
+    const csv = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage/export?period=2026-03&format=focus-csv`);
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toMatch(/^text\/csv/);
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="focus-1.1-${f.orgSlug}-2026-03.csv"`);
+    const { columns, rows } = parseFocusCsv(csv.text);
+    expect(validateFocus(columns, rows)).toEqual([]);
+    expect(rows).toHaveLength(6); // five lines and the correction
+    expect(rows.map((r) => [r.ResourceName, r.ChargeClass, r.BilledCost, r.ListCost, r.PricingQuantity, r.SkuPriceId])).toEqual([
+      ['alpha', null, '59.52', '74.40', '744.000000', prices.cp],
+      ['alpha/workers', null, '76.68', '81.79', '852.000000', prices.large1],
+      ['alpha/workers', null, '126.72', '138.24', '1152.000000', prices.large2],
+      ['bravo', null, '93.13', '111.75', '372.500000', prices.ha],
+      ['bravo/big', null, '71.52', '71.52', '372.500000', prices.xlarge],
+      ['bravo', 'Correction', '0.25', '0.30', '1.000000', prices.ha],
+    ]);
+    expect(rows[0]).toMatchObject({
+      BillingAccountName: `Acme ${f.orgSlug.split('-')[1]}`,
+      BillingCurrency: 'EUR',
+      BillingPeriodStart: '2026-03-01T00:00:00.000Z',
+      BillingPeriodEnd: '2026-04-01T00:00:00.000Z',
+      ChargeCategory: 'Usage',
+      ServiceCategory: 'Compute',
+      RegionId: 'eu-central-1',
+      RegionName: 'Frankfurt (EU Central 1)',
+      SubAccountId: `${f.orgSlug}/production`,
+      Tags: { 'cms/environment': 'production', 'cms/cluster': 'alpha' },
+    });
+
+    const json = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage/export?period=2026-03&format=focus-json`);
+    expect(json.status).toBe(200);
+    const parsed = JSON.parse(json.text) as Record<string, string | null>[];
+    expect(validateFocus(Object.keys(parsed[0]), parsed)).toEqual([]);
+    expect(parsed).toEqual(rows);
+
+    // Broken rows fail the check: a missing value, a wrong type, a value outside the allowed ones, a cost that does not add up.
+    const broken = [
+      { ...rows[0], BilledCost: null },
+      { ...rows[1], ChargePeriodStart: '2026-03-01' },
+      { ...rows[2], ChargeCategory: 'Usages' },
+      { ...rows[3], ListCost: '99.99' },
+    ];
+    expect(validateFocus(columns, broken)).toEqual([
+      'row 1: BilledCost is null',
+      "row 2: ChargePeriodStart '2026-03-01' is not an ISO 8601 date-time in UTC",
+      'row 2: ChargePeriodStart is not before ChargePeriodEnd',
+      'row 2: the charge period is not within the billing period',
+      "row 3: ChargeCategory 'Usages' is not one of Usage, Purchase, Tax, Credit, Adjustment",
+      'row 4: PricingQuantity x ListUnitPrice does not match ListCost (to half a cent)',
+    ]);
+    expect(validateFocus(columns.filter((c) => c !== 'BillingCurrency'), rows)).toContain('column BillingCurrency (Mandatory) is missing');
+  });
+
+  it('the platform-wide export (administrators only) holds every organisation; an open month is computed from the ledger', async () => {
+    const res = await t.admin().get('/admin/v1/usage/export?period=2026-03&format=focus-csv');
+    expect(res.status).toBe(200);
+    const { columns, rows } = parseFocusCsv(res.text);
+    expect(validateFocus(columns, rows)).toEqual([]);
+    expect(new Set(rows.map((r) => r.SubAccountId))).toEqual(new Set([`${f.orgSlug}/production`, `${other.orgSlug}/production`]));
+    expect(rows.filter((r) => r.SubAccountId === `${other.orgSlug}/production`).map((r) => r.ResourceName)).toEqual([
+      'elsewhere',
+      'elsewhere/workers', // before the price change
+      'elsewhere/workers', // after
+    ]);
+    // April is open (now is 04-15 02:00): its rows come from the ledger as of now.
+    const open = parseFocusCsv((await t.admin().get('/admin/v1/usage/export?period=2026-04&format=focus-csv')).text);
+    expect(validateFocus(open.columns, open.rows)).toEqual([]);
+    const alpha = open.rows.filter((r) => r.ResourceName === 'alpha')[0];
+    expect(alpha).toMatchObject({ ChargePeriodStart: '2026-04-01T00:00:00.000Z', ChargePeriodEnd: '2026-04-15T02:00:00.000Z', PricingQuantity: '338.000000', BilledCost: '27.04' });
+    expect((await t.as(f.users.owner.token).get('/admin/v1/usage/export?period=2026-03&format=focus-csv')).status).toBe(403);
+    const bad = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage/export?period=2026-3&format=focus-csv`);
+    expect(bad.status).toBe(400);
+    expect((await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage/export?period=2026-03&format=xlsx`)).status).toBe(400);
+    expect((await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage/export?period=2099-01&format=focus-json`)).status).toBe(404);
   });
 
   it('answers 404 for a period that is not a month or has not begun', async () => {
