@@ -35,6 +35,7 @@ const LAYERS = [
       { name: 'health', uses: [], exposes: ['service-state.ts', 'startup-gate.ts'] },
       { name: 'activity', uses: ['identity'], exposes: [] },
       { name: 'audit', uses: ['identity', 'activity'], exposes: ['audit-diff.ts', 'audit-event-sink.ts', 'audit-event-types.ts', 'audit-recorder.ts', 'audited-transaction.ts', 'audit.interceptor.ts'] },
+      { name: 'idempotency', uses: ['identity', 'audit'], exposes: ['idempotency.interceptor.ts', 'idempotency-key.ts'] },
       { name: 'retention', uses: ['metrics', 'jobs'], exposes: [] },
       { name: 'users', uses: ['identity', 'audit'], exposes: [] },
       { name: 'tokens', uses: ['identity', 'audit', 'users'], exposes: [] },

@@ -55,7 +55,7 @@ async function startReplica(url: string, env: Record<string, string>): Promise<R
       PORT: String(port),
       HOST: '127.0.0.1',
       BOOTSTRAP_ADMIN_TOKEN: TOKEN,
-      CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
+      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
       RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',

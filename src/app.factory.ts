@@ -25,8 +25,9 @@ import { GlobalExceptionFilter, requestedPath, toErrorResponse } from './common/
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
-import { ConsoleLogger, Logger, NestInterceptor, Type } from '@nestjs/common';
+import { ConsoleLogger, Logger, NestInterceptor, RequestMethod, Type } from '@nestjs/common';
 import { AuditInterceptor } from './audit/audit.interceptor';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
 import { retryReadsOnce } from './database/read-retry';
@@ -204,10 +205,14 @@ export async function createApp(
     // The audit and secret interceptors run only on the routes they act on, so most reads run no interceptor.
     scopeGlobalInterceptors(
       app,
+      // Outermost first: secrets are presented to the reader last, also on a replayed answer (the idempotency
+      // interceptor stores and replays the answer as the handler gave it), and the audit transaction is innermost.
       new Map<Type<NestInterceptor>, RouteScope<any>>([
+        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
+        // POST and PATCH requests with an Idempotency-Key (the others pass through it).
+        [IdempotencyInterceptor, ({ method }) => method === RequestMethod.POST || method === RequestMethod.PATCH],
         // It acts on POST, PUT, PATCH and DELETE requests only (the transaction with its audit rows).
         [AuditInterceptor, MUTATING_ROUTE],
-        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
       ]),
     );
     // A GET whose database connection was lost runs once more on a fresh one (issue 42).

@@ -2,6 +2,7 @@ import { ServiceState } from './health/service-state';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { AuditEventSink } from './audit/audit-event-sink';
 import { WebhookOutbox } from './webhooks/webhook-outbox';
 import { AuthModule } from './auth/auth.module';
@@ -87,6 +88,7 @@ export class AppModule {
         JobsModule,
         ExecutorModule.forRoot(EXECUTOR_WORKER),
         AuditModule,
+        IdempotencyModule,
         WebhookOutboxModule,
         AuthModule,
         ...FEATURE_MODULES,
