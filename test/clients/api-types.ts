@@ -26587,7 +26587,13 @@ export interface operations {
     BudgetsController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example acme */
                 organisationSlug: string;
@@ -26602,6 +26608,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26659,9 +26666,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A budget of that name exists */
+            /** @description A budget of that name exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -26692,6 +26700,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -26943,7 +26972,13 @@ export interface operations {
     BudgetsController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 budgetIdentity: string;
                 /** @example acme */
@@ -26959,6 +26994,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27016,9 +27052,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description A budget of that name exists */
+            /** @description A budget of that name exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -27049,6 +27086,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
