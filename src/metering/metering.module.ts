@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { BudgetsController } from './budgets.controller';
+import { BudgetsService } from './budgets.service';
 import { PriceBookService } from './price-book.service';
 import { StatementCloser } from './statement-closer.service';
 import { StatementsService } from './statements.service';
@@ -11,8 +13,8 @@ import { UsageService } from './usage.service';
  * UsageLedger, ADR 0200), the price book (ADR 0201), usage, monthly statements and the job that closes them.
  */
 @Module({
-  controllers: [UsageController],
-  providers: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService],
-  exports: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService],
+  controllers: [UsageController, BudgetsController],
+  providers: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService, BudgetsService],
+  exports: [PriceBookService, UsageService, StatementsService, StatementCloser, UsageExportService, BudgetsService],
 })
 export class MeteringModule {}

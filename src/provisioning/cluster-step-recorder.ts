@@ -370,6 +370,12 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: 'unknown',
         modifiedAt: now,
+        conditions: setConditions(
+          c.conditions,
+          [{ type: 'Ready', status: 'Unknown', reason: 'DriverError', message: error }],
+          now,
+          Number(c.generation),
+        ),
         ...extra,
       },
     );
@@ -417,6 +423,7 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: resumed,
         modifiedAt: now,
+        conditions: progressConditions(c, resumed, c.observedGeneration == null ? null : Number(c.observedGeneration), 'observe', now),
         ...LEASE_CLEARED,
       },
     );

@@ -2061,6 +2061,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/orgs/{organisationSlug}/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organisation's budgets (page form A, by name)
+         * @description Every budget with its actual and forecast cost this month and the thresholds it crossed this month. Answers a page (form A): `page` is zero-based, `size` defaults to 50 and is capped at 500. Sortable by name, createdAt (repeat `sort=property,asc|desc[,ignorecase]`); any other sort property is 400. Default order: name. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation.
+         */
+        get: operations["BudgetsController_list"];
+        put?: never;
+        /**
+         * Add a monthly budget for the organisation or an environment (audited BUDGET_CREATED)
+         * @description A monthly amount in the price book's currency with thresholds in percent of the actual or the forecast cost. Each threshold crossed in a month is reported once in that month: a BUDGET_THRESHOLD_CROSSED webhook event and activity entry. Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 400 when the environment does not exist, the currency is not the price book's, or a threshold is listed twice. 409 when the name is taken.
+         */
+        post: operations["BudgetsController_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/orgs/{organisationSlug}/budgets/{budgetIdentity}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One budget with its costs this month
+         * @description The budget, its actual and forecast cost this month and the thresholds crossed. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the budget does not exist.
+         */
+        get: operations["BudgetsController_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a budget (audited BUDGET_DELETED)
+         * @description Deletes the budget and what it reported. Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the budget does not exist.
+         */
+        delete: operations["BudgetsController_remove"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a budget (audited BUDGET_UPDATED)
+         * @description Changes the name, the amount or the thresholds; thresholds crossed this month stay reported. Audited. Needs the ADMIN role or above in the organisation. A READ_ONLY personal access token gets 403. 404 when the budget does not exist. 409 when the new name is taken.
+         */
+        patch: operations["BudgetsController_update"];
+        trace?: never;
+    };
     "/admin/v1/clusters": {
         parameters: {
             query?: never;
@@ -5458,7 +5510,7 @@ export interface components {
              *       "CLUSTER_STATUS_CHANGED"
              *     ]
              */
-            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "BUDGET_CREATED" | "BUDGET_DELETED" | "BUDGET_THRESHOLD_CROSSED" | "BUDGET_UPDATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /**
              * @description false keeps the subscription but delivers nothing (events are not recorded for it)
              * @default true
@@ -5521,7 +5573,7 @@ export interface components {
             /** @example Serves the public website */
             description?: string;
             /** @description Event types to deliver, or ["*"] for all (an unknown type is 400 listing the known ones). Every audit event type of the organisation (e.g. CLUSTER_CREATED, CLUSTER_UPDATED, MAINTENANCE_SCHEDULE_UPDATED, SCHEDULED_CLUSTER_UPGRADE_FAILED), plus SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED (an upgrade announced ahead of its window), CLUSTER_STATUS_CHANGED (any status change, with data.details.status {old, new}), ALERT_FIRING and ALERT_RESOLVED (one per alert that changed, from the alert webhook), and CLUSTER_POLICY_VIOLATED (a change that violated a cluster policy in Audit mode). */
-            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
+            eventTypes?: ("*" | "ALERTING_CONFIGURATION_UPDATED" | "ALERTS_RECEIVED" | "ALERT_FIRING" | "ALERT_RESOLVED" | "ALERT_SILENCE_CREATED" | "ALERT_SILENCE_EXPIRED" | "ALERT_WEBHOOK_TOKEN_ROTATED" | "BUDGET_CREATED" | "BUDGET_DELETED" | "BUDGET_THRESHOLD_CROSSED" | "BUDGET_UPDATED" | "CLOUD_ACCOUNT_CREATED" | "CLOUD_ACCOUNT_DELETED" | "CLOUD_ACCOUNT_UPDATED" | "CLOUD_CREDENTIALS_CREATED" | "CLOUD_CREDENTIALS_DELETED" | "CLUSTER_CHANGES_APPLIED" | "CLUSTER_CREATED" | "CLUSTER_DEGRADED" | "CLUSTER_DELETED" | "CLUSTER_DELETE_REQUESTED" | "CLUSTER_DELETING" | "CLUSTER_FAILED" | "CLUSTER_POLICY_CREATED" | "CLUSTER_POLICY_DELETED" | "CLUSTER_POLICY_DENIED" | "CLUSTER_POLICY_EVALUATION_FAILED" | "CLUSTER_POLICY_UPDATED" | "CLUSTER_POLICY_VIOLATED" | "CLUSTER_PROVISIONED" | "CLUSTER_PROVISIONING_STEP_COMPLETED" | "CLUSTER_RECOVERED" | "CLUSTER_STARTED" | "CLUSTER_STARTING" | "CLUSTER_START_REQUESTED" | "CLUSTER_STATUS_CHANGED" | "CLUSTER_STOPPED" | "CLUSTER_STOPPING" | "CLUSTER_STOP_REQUESTED" | "CLUSTER_UPDATED" | "CLUSTER_UPGRADED" | "DASHBOARD_INTEGRATION_CREATED" | "DASHBOARD_INTEGRATION_DELETED" | "DASHBOARD_INTEGRATION_STATUS_CHANGED" | "ENVIRONMENT_CREATED" | "ENVIRONMENT_DELETED" | "ENVIRONMENT_MEMBER_REMOVED" | "ENVIRONMENT_MEMBER_UPDATED" | "ENVIRONMENT_UPDATED" | "MAINTENANCE_SCHEDULE_CREATED" | "MAINTENANCE_SCHEDULE_DELETED" | "MAINTENANCE_SCHEDULE_UPDATED" | "NODE_POOL_CREATED" | "NODE_POOL_DELETED" | "NODE_POOL_JOIN_CONFIG_CREATED" | "NODE_POOL_JOIN_TOKENS_REVOKED" | "NODE_POOL_UPDATED" | "NODE_REGISTERED" | "ORGANISATION_CREATED" | "ORGANISATION_DELETED" | "ORGANISATION_INTEGRATION_UPDATED" | "ORGANISATION_MEMBER_ADDED" | "ORGANISATION_MEMBER_REMOVED" | "ORGANISATION_MEMBER_UPDATED" | "ORGANISATION_UPDATED" | "SCHEDULED_CLUSTER_UPGRADE_ANNOUNCED" | "SCHEDULED_CLUSTER_UPGRADE_BLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_CANCELLED" | "SCHEDULED_CLUSTER_UPGRADE_CREATED" | "SCHEDULED_CLUSTER_UPGRADE_FAILED" | "SCHEDULED_CLUSTER_UPGRADE_MISSED" | "SCHEDULED_CLUSTER_UPGRADE_RESCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED" | "SCHEDULED_CLUSTER_UPGRADE_SCHEDULED_NOTIFIED" | "SCHEDULED_CLUSTER_UPGRADE_SUCCEEDED" | "SCHEDULED_CLUSTER_UPGRADE_SUPERSEDED" | "SCHEDULED_CLUSTER_UPGRADE_UNBLOCKED" | "SCHEDULED_CLUSTER_UPGRADE_UPDATED" | "WEBHOOK_CREATED" | "WEBHOOK_DELETED" | "WEBHOOK_DELIVERY_REDELIVERED" | "WEBHOOK_DISABLED" | "WEBHOOK_PING" | "WEBHOOK_PINGED" | "WEBHOOK_SECRET_ROTATED" | "WEBHOOK_UPDATED")[];
             /** @description true re-enables a subscription the service disabled after 3 days of failures */
             enabled?: boolean;
         };
@@ -6019,6 +6071,125 @@ export interface components {
             currency: string | null;
             lines: components["schemas"]["StatementLine"][];
             totals: components["schemas"]["StatementTotals"];
+        };
+        BudgetThreshold: {
+            /**
+             * Format: int32
+             * @description Percent of the amount
+             * @example 90
+             */
+            percent: number;
+            /**
+             * @description ACTUAL: the cost so far this month; FORECAST: the cost the month is heading for
+             * @example ACTUAL
+             * @enum {string}
+             */
+            basis: "ACTUAL" | "FORECAST";
+        };
+        CrossedThreshold: {
+            /**
+             * Format: int32
+             * @description Percent of the amount
+             * @example 90
+             */
+            percent: number;
+            /**
+             * @description ACTUAL: the cost so far this month; FORECAST: the cost the month is heading for
+             * @example ACTUAL
+             * @enum {string}
+             */
+            basis: "ACTUAL" | "FORECAST";
+            /**
+             * @description The actual or forecast cost when it crossed
+             * @example 912.40
+             */
+            cost: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-24T09:00:00.000Z
+             */
+            crossedAt: string;
+        };
+        BudgetResponse: {
+            /**
+             * Format: uuid
+             * @example 1c9e4b7a-3f2d-4a6b-8e5c-7d0f2a1b3c4d
+             */
+            identity: string;
+            /** @example Production monthly */
+            name: string;
+            /**
+             * @description null: the whole organisation
+             * @example production
+             */
+            environmentSlug: string | null;
+            /** @example 1000.00 */
+            amount: string;
+            /** @example EUR */
+            currency: string;
+            thresholds: components["schemas"]["BudgetThreshold"][];
+            /**
+             * @description The current period (a calendar month in UTC)
+             * @example 2026-11
+             */
+            period: string;
+            /**
+             * @description Billed cost so far this period
+             * @example 612.40
+             */
+            actualCost: string;
+            /**
+             * @description The actual cost extrapolated linearly to the whole month (actual x month length / time elapsed)
+             * @example 708.90
+             */
+            forecastCost: string;
+            /** @description Thresholds crossed this period (each reported once) */
+            crossed: components["schemas"]["CrossedThreshold"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-02T10:00:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-02T10:00:00.000Z
+             */
+            modifiedAt: string;
+        };
+        CreateBudgetRequest: {
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Production monthly
+             */
+            name: string;
+            /**
+             * @description The environment the budget covers; left out: the whole organisation
+             * @example production
+             */
+            environmentSlug?: string;
+            /**
+             * @description Monthly amount (decimal string, at most 2 places)
+             * @example 1000.00
+             */
+            amount: string;
+            /**
+             * @description The price book's currency
+             * @example EUR
+             */
+            currency: string;
+            /** @description Left out: 50 %, 90 % and 100 % of the actual cost and 100 % of the forecast */
+            thresholds?: components["schemas"]["BudgetThreshold"][];
+        };
+        /** @description A field left out keeps its current value. */
+        UpdateBudgetRequest: {
+            /**
+             * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
+             * @example Production monthly
+             */
+            name?: string;
+            /** @example 1200.00 */
+            amount?: string;
+            thresholds?: components["schemas"]["BudgetThreshold"][];
         };
         AdminUpdateClusterRequest: {
             /**
@@ -26215,6 +26386,767 @@ export interface operations {
             };
         };
     };
+    BudgetsController_list: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
+            header?: never;
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Page of budgets */
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "empty": false,
+                     *       "first": true,
+                     *       "last": true,
+                     *       "number": 0,
+                     *       "numberOfElements": 2,
+                     *       "size": 50,
+                     *       "totalElements": 2,
+                     *       "totalPages": 1,
+                     *       "pageable": {
+                     *         "offset": 0,
+                     *         "pageNumber": 0,
+                     *         "pageSize": 50,
+                     *         "paged": true,
+                     *         "unpaged": false,
+                     *         "sort": {
+                     *           "empty": false,
+                     *           "sorted": true,
+                     *           "unsorted": false
+                     *         }
+                     *       },
+                     *       "sort": {
+                     *         "empty": false,
+                     *         "sorted": true,
+                     *         "unsorted": false
+                     *       },
+                     *       "content": [
+                     *         {
+                     *           "identity": "1c9e4b7a-3f2d-4a6b-8e5c-7d0f2a1b3c4d",
+                     *           "name": "Production monthly",
+                     *           "environmentSlug": "production",
+                     *           "amount": "1000.00",
+                     *           "currency": "EUR",
+                     *           "thresholds": [
+                     *             {
+                     *               "percent": 90,
+                     *               "basis": "ACTUAL"
+                     *             }
+                     *           ],
+                     *           "period": "2026-11",
+                     *           "actualCost": "612.40",
+                     *           "forecastCost": "708.90",
+                     *           "crossed": [
+                     *             {
+                     *               "percent": 90,
+                     *               "basis": "ACTUAL",
+                     *               "cost": "912.40",
+                     *               "crossedAt": "2026-11-24T09:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-11-02T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-02T10:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "identity": "1c9e4b7a-3f2d-4a6b-8e5c-7d0f2a1bb7e2",
+                     *           "name": "Production monthly-2",
+                     *           "environmentSlug": "production",
+                     *           "amount": "1000.00",
+                     *           "currency": "EUR",
+                     *           "thresholds": [
+                     *             {
+                     *               "percent": 90,
+                     *               "basis": "ACTUAL"
+                     *             }
+                     *           ],
+                     *           "period": "2026-11",
+                     *           "actualCost": "612.40",
+                     *           "forecastCost": "708.90",
+                     *           "crossed": [
+                     *             {
+                     *               "percent": 90,
+                     *               "basis": "ACTUAL",
+                     *               "cost": "912.40",
+                     *               "crossedAt": "2026-11-24T09:00:00.000Z"
+                     *             }
+                     *           ],
+                     *           "createdAt": "2026-11-02T10:00:00.000Z",
+                     *           "modifiedAt": "2026-11-02T10:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PageFormADto"] & {
+                        content?: components["schemas"]["BudgetResponse"][];
+                    };
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    BudgetsController_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBudgetRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The organisation or a resource named in the path does not exist (or is not visible to the caller) */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description A budget of that name exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    BudgetsController_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
+                budgetIdentity: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetResponse"];
+                };
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, or the role does not allow it */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    BudgetsController_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
+                budgetIdentity: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request (path, query or body); `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
+    BudgetsController_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
+                budgetIdentity: string;
+                /** @example acme */
+                organisationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudgetRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetResponse"];
+                };
+            };
+            /** @description Invalid request; `errors` names each field */
+            400: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Missing, unknown, revoked or expired credential */
+            401: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Not a member of the organisation, the role does not allow it, or the token is READ_ONLY */
+            403: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description A budget of that name exists; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT_BYTES */
+            413: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The body is not JSON (Content-Type must be application/json) */
+            415: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Rate limited; see Retry-After */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The database cannot be used now (connection lost or refused, read-only during a failover, no answer in time); the message names the cause, Retry-After says when to retry */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+        };
+    };
     ClustersAdminController_list: {
         parameters: {
             query?: {
@@ -30904,7 +31836,13 @@ export interface operations {
     ClusterDriversAdminController_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -30916,6 +31854,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -30973,9 +31912,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description The name is taken, or another enabled driver serves one of its providers or profiles */
+            /** @description The name is taken, or another enabled driver serves one of its providers or profiles; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -31006,6 +31946,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -31267,7 +32228,13 @@ export interface operations {
     ClusterDriversAdminController_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The driver's name or identity (uuid) */
                 driver: string;
@@ -31282,6 +32249,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -31339,9 +32307,10 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
-            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver */
+            /** @description Another enabled driver serves one of its providers or profiles, or clusters would lose their driver; or a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
             409: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -31372,6 +32341,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -31412,7 +32402,13 @@ export interface operations {
     ClusterDriversAdminController_healthCheck: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @description The driver's name or identity (uuid) */
                 driver: string;
@@ -31423,6 +32419,7 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -31477,6 +32474,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description The request conflicts: a request with the same Idempotency-Key is still being processed (retry after Retry-After) */
+            409: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBodyDto"];
+                };
+            };
+            /** @description Unprocessable: the Idempotency-Key was used for another request (method, path or body) within the last 24 h */
+            422: {
+                headers: {
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "timestamp": "2026-11-23T10:00:00.000Z",
+                     *       "status": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "message": "This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.",
+                     *       "path": "/api/v1/orgs/acme/environments"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBodyDto"];
                 };
             };
@@ -31877,6 +32908,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;
@@ -31981,6 +33013,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;
@@ -32102,6 +33135,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;

@@ -1,7 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BackgroundJob, JobStoppedError, PassContext } from '../../src/jobs/background-job';
 import { BackgroundJobs } from '../../src/jobs/background-jobs.service';
-import { LISTEN_RETRY_MS, LISTENER_APPLICATION_NAME } from '../../src/jobs/notify-listener';
+import { LISTEN_RETRY_MIN_MS, LISTENER_APPLICATION_NAME } from '../../src/jobs/notify-listener';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { waitFor } from '../webhooks/receiver';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -171,7 +171,7 @@ describe('background jobs', () => {
       await t.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [
         LISTENER_APPLICATION_NAME,
       ]);
-      await waitFor(() => job.passes === 2, LISTEN_RETRY_MS + 3000);
+      await waitFor(() => job.passes === 2, LISTEN_RETRY_MIN_MS + 3000);
       await sleep(100);
       await t.db.query(`SELECT pg_notify('cms_probe_wake', 'x')`);
       await waitFor(() => job.passes === 3, 3000);

@@ -244,6 +244,26 @@ describe('reconciler on the driver contract', () => {
     expect(await get()).toMatchObject({ generation: start + 1, observedGeneration: start + 1, status: 'started' });
   });
 
+  it('a retryable error in the observation loses the cluster to unknown (Ready Unknown) until an observation finds it', async () => {
+    const start = (await get()).generation as number;
+    let failures = 1;
+    driver.failWith = () => (failures-- > 0 ? { error: { class: 'retryable', code: 'Throttled', message: 'The provider throttled the request' } } : null);
+    try {
+      expect((await t.as(f.users.member.token).patch(path()).send({ enableHighAvailability: false })).status).toBe(200);
+      await reconciler(t).runOnce();
+      let c = await get();
+      expect(c.status).toBe('unknown');
+      expect(condition(c, 'Ready')).toMatchObject({ status: 'Unknown', reason: 'DriverError', message: 'The provider throttled the request' });
+      await pass();
+      await settle(t);
+      c = await get();
+      expect(c).toMatchObject({ status: 'started', generation: start + 1, observedGeneration: start + 1 });
+      expect(condition(c, 'Ready')).toMatchObject({ status: 'True' });
+    } finally {
+      driver.failWith = null;
+    }
+  });
+
   it('stop, start and delete go through the contract', async () => {
     expect((await t.as(f.users.member.token).patch(path()).send({ status: 'stopping' })).status).toBe(200);
     await settle(t);
