@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     loadConfig({
       DATABASE_URL: url,
       BOOTSTRAP_ADMIN_TOKEN: TOKEN,
-      CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
+      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
       BACKGROUND_JOBS_ENABLED: 'false',
       RATE_LIMIT_PER_MINUTE: '0',
       LOG_LEVEL: 'silent',

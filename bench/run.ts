@@ -323,7 +323,7 @@ async function main(): Promise<void> {
         databaseUrl: url,
         serviceBase: `http://127.0.0.1:${servicePort}`,
         token: TOKEN,
-        encryptionKey: '11'.repeat(32),
+        encryptionKey: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
         seed: lastSeed!,
         durationSeconds: DURATION,
         connections: CONNECTIONS,

@@ -25,7 +25,7 @@ export function requestBenchServiceEnv(databaseUrl: string, port: number): NodeJ
     PORT: String(port),
     HOST: '127.0.0.1',
     BOOTSTRAP_ADMIN_TOKEN: BENCH_TOKEN,
-    CREDENTIALS_ENCRYPTION_KEY: '11'.repeat(32),
+    CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
     BACKGROUND_JOBS_ENABLED: 'false',
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',

@@ -26,8 +26,9 @@ import { GlobalExceptionFilter, requestedPath, toErrorResponse } from './common/
 import { addFieldWarnings, FieldValidationPipe } from './common/field-validation.pipe';
 import { documentPlainRepresentation, routeCompatUrl, servePlainRepresentation } from './compat/compat';
 import { useCompiledResponseSerializers } from './common/response-serializers';
-import { ConsoleLogger, Logger, NestInterceptor, Type } from '@nestjs/common';
+import { ConsoleLogger, Logger, NestInterceptor, RequestMethod, Type } from '@nestjs/common';
 import { AuditInterceptor } from './audit/audit.interceptor';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
 import { retryReadsOnce } from './database/read-retry';
@@ -143,6 +144,8 @@ export async function createApp(
     instrument?: (fastify: FastifyInstance) => void;
     /** Aborted by a signal during start-up: start-up ends with the signal's reason where it waits (the migration lock). */
     signal?: AbortSignal;
+    /** Told why start-up waits for the database schema (MIGRATE_AT_START off and migrations missing). */
+    onSchemaWait?: (reason: string) => void;
   } = {},
 ): Promise<RunningApp> {
   let embedded: EmbeddedDatabase | undefined;
@@ -187,7 +190,7 @@ export async function createApp(
       // /compat/api/v1/... is the route /api/v1/... (src/compat).
       rewriteUrl: routeCompatUrl,
     });
-    const state = new ServiceState(embedded, options.signal);
+    const state = new ServiceState(embedded, options.signal, options.onSchemaWait);
     const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, databaseUrl, state, options.logDestination), adapter, {
       bufferLogs: true,
       // A failed start-up (or one stopped by a signal) ends in createApp's caller, which says why and exits, instead
@@ -203,10 +206,14 @@ export async function createApp(
     // The audit and secret interceptors run only on the routes they act on, so most reads run no interceptor.
     scopeGlobalInterceptors(
       app,
+      // Outermost first: secrets are presented to the reader last, also on a replayed answer (the idempotency
+      // interceptor stores and replays the answer as the handler gave it), and the audit transaction is innermost.
       new Map<Type<NestInterceptor>, RouteScope<any>>([
+        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
+        // POST and PATCH requests with an Idempotency-Key (the others pass through it).
+        [IdempotencyInterceptor, ({ method }) => method === RequestMethod.POST || method === RequestMethod.PATCH],
         // It acts on POST, PUT, PATCH and DELETE requests only (the transaction with its audit rows).
         [AuditInterceptor, MUTATING_ROUTE],
-        [SecretResponseInterceptor, (({ handler }, secrets) => secrets.appliesTo(handler)) satisfies RouteScope<SecretResponseInterceptor>],
       ]),
     );
     // A GET whose database connection was lost runs once more on a fresh one (issue 42).

@@ -2,6 +2,7 @@ import { ServiceState } from './health/service-state';
 import { DynamicModule, Module } from '@nestjs/common';
 import { LoggerModule } from 'nestjs-pino';
 import { AuditModule } from './audit/audit.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { AuditEventSink } from './audit/audit-event-sink';
 import { WebhookOutbox } from './webhooks/webhook-outbox';
 import { AuthModule } from './auth/auth.module';
@@ -13,6 +14,7 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { loggerOptions } from './logging';
 import { JobsModule } from './jobs/jobs.module';
+import { MeteringModule } from './metering/metering.module';
 import { ExecutorModule } from './executor/executor.module';
 import { EXECUTOR_WORKER } from './worker/executor-worker';
 import { MetricsModule } from './metrics/metrics.module';
@@ -58,6 +60,7 @@ const FEATURE_MODULES = [
   WebhooksModule,
   RetentionModule,
   PoliciesModule,
+  MeteringModule,
   AdminModule,
   DemoModule,
 ];
@@ -80,11 +83,12 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config, logDestination)),
         CommonModule,
-        DatabaseModule.forRoot(databaseUrl, { startupSignal: state.startupSignal }),
+        DatabaseModule.forRoot(databaseUrl, { migrate: config.migrateAtStart, startupSignal: state.startupSignal, onSchemaWait: state.onSchemaWait }),
         MetricsModule,
         JobsModule,
         ExecutorModule.forRoot(EXECUTOR_WORKER),
         AuditModule,
+        IdempotencyModule,
         WebhookOutboxModule,
         AuthModule,
         ...FEATURE_MODULES,

@@ -5,6 +5,7 @@ import { createApp, RunningApp } from './app.factory';
 import { BootstrapAdminService } from './auth/bootstrap-admin.service';
 import { DemoDataService } from './demo/demo-data.service';
 import { AppConfig, ConfigValidationError, loadConfig } from './config/app-config';
+import { StartupGate } from './health/startup-gate';
 import { processLogger } from './logging';
 
 /** How long start-up may take to unwind after a signal before the process exits anyway. */
@@ -65,15 +66,26 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  // Until the application listens, its address answers the health endpoints: alive, not ready, and why.
+  const gate = new StartupGate();
+  await gate.open(config.PORT, config.HOST);
   try {
-    running = await createApp(config, { signal: startup.signal });
+    running = await createApp(config, {
+      signal: startup.signal,
+      onSchemaWait: (reason) => {
+        gate.waitingFor('schema', reason);
+        log.warn({ reason }, `Waiting for the database schema: ${reason}`);
+      },
+    });
   } catch (e) {
+    await gate.close();
     if (startup.signal.aborted) {
       log.info('Stopped during start-up');
       process.exit(0);
     }
     throw e;
   }
+  await gate.close();
   if (stopping) {
     // The signal came after the last place start-up waits for it: close what has started, serving nothing.
     await running.close();

@@ -12,6 +12,7 @@ import { ClusterVersionsAdminController } from './cluster-versions-admin.control
 import { ClustersAdminController } from './clusters-admin.controller';
 import { OrganisationsAdminController } from './organisations-admin.controller';
 import { PriceBookAdminController } from './price-book-admin.controller';
+import { UsageAdminController } from './usage-admin.controller';
 import { ScheduledUpgradesAdminController } from './scheduled-upgrades-admin.controller';
 import { UpdateChannelsAdminController } from './update-channels-admin.controller';
 
@@ -30,6 +31,7 @@ import { UpdateChannelsAdminController } from './update-channels-admin.controlle
     ClusterPoliciesAdminController,
     ClusterDriversAdminController,
     PriceBookAdminController,
+    UsageAdminController,
   ],
 })
 export class AdminModule {}

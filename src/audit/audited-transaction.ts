@@ -1,6 +1,7 @@
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, SetMetadata } from '@nestjs/common';
+import { Hooks } from '../common/hooks';
 import type { Actor } from '../identity/principal';
 import { AuditEntry, AuditRecorder } from './audit-recorder';
 import { AuditService } from './audit.service';
@@ -15,6 +16,17 @@ export const OWN_TRANSACTION = 'audit:own-transaction';
 export const OwnTransaction = () => SetMetadata(OWN_TRANSACTION, true);
 
 /**
+ * Steps other modules run inside each transaction AuditedTransaction opens (not one it joins): `began` first, before
+ * the change, and `committing` last, with the change's result, before COMMIT (the idempotency keys, written in the
+ * change's own transaction). A step that throws undoes the change. Registered in the registering module's constructor.
+ */
+@Injectable()
+export class AuditedTransactionHooks {
+  readonly began = new Hooks<[]>();
+  readonly committing = new Hooks<[result: unknown]>();
+}
+
+/**
  * The one way a change and its audit rows share a transaction: the audit interceptor wraps a mutating request in it,
  * and a use case that must COMMIT before its handler answers (OwnTransaction) wraps its change in it.
  */
@@ -24,6 +36,7 @@ export class AuditedTransaction {
     private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>,
     private readonly recorder: AuditRecorder,
     private readonly audit: AuditService,
+    private readonly hooks: AuditedTransactionHooks,
   ) {}
 
   /**
@@ -36,11 +49,13 @@ export class AuditedTransaction {
   async run<T>(change: () => Promise<T>, opts: { actor?: Actor; unrecorded?: () => AuditEntry } = {}): Promise<T> {
     if (this.txHost.isTransactionActive()) return change();
     return this.txHost.withTransaction(async () => {
+      await this.hooks.began.run();
       const result = await change();
       const { pending, written } = this.recorder.takeAll();
       if (!pending.length && !written.length && opts.unrecorded) pending.push(opts.unrecorded());
       const actor = opts.actor ?? this.recorder.actor();
       for (const entry of pending) await this.audit.write(entry, actor);
+      await this.hooks.committing.run(result);
       return result;
     });
   }

@@ -44,6 +44,14 @@ export interface StateView {
   observedVersion: string | null;
   statusBeforeFault?: ClusterStatus | null;
   deleteProtection?: boolean;
+  /** The desired-state generation and the newest one the driver reported applied (docs/adr/0150). */
+  generation?: number;
+  observedGeneration?: number | null;
+}
+
+/** A newer generation than the driver reported applied is waiting (rows without generations have none). */
+export function generationPending(c: Pick<StateView, 'generation' | 'observedGeneration'>): boolean {
+  return c.generation != null && c.observedGeneration != null && Number(c.generation) > Number(c.observedGeneration);
 }
 
 export type RequestDecision = { ok: true; desiredStatus: ClusterDesiredStatus; noop: boolean } | { ok: false; message: string };
@@ -110,11 +118,17 @@ export interface RecoverStep {
   step: 'observe';
   auditType: 'CLUSTER_RECOVERED';
 }
+/** A started or stopped cluster whose newest generation is not applied yet (a node pool, add-on or network change). */
+export interface UpdateStep {
+  kind: 'update';
+  step: 'update';
+  auditType: 'CLUSTER_CHANGES_APPLIED';
+}
 /** Nothing to do now (e.g. a stopped cluster whose new version waits for the next start). */
 export interface IdleStep {
   kind: 'idle';
 }
-export type ReconcileStep = Transition | UpgradeStep | RecoverStep | IdleStep;
+export type ReconcileStep = Transition | UpgradeStep | UpdateStep | RecoverStep | IdleStep;
 
 const t = (
   step: string,
@@ -123,6 +137,8 @@ const t = (
   auditType: string,
   fulfilsDesired = false,
 ): Transition => ({ kind: 'transition', step, to: { status, provisionStatus }, fulfilsDesired, auditType });
+
+const UPDATE: UpdateStep = { kind: 'update', step: 'update', auditType: 'CLUSTER_CHANGES_APPLIED' };
 
 /**
  * The one next step for a cluster, or null when it is at rest. Deleting wins over everything; a
@@ -156,11 +172,13 @@ export function nextReconcileStep(c: StateView): ReconcileStep | null {
     case 'started':
       if (c.desiredStatus === 'stopping') return t('stopping', 'stopping', ps, 'CLUSTER_STOPPING');
       if (c.version !== c.observedVersion) return { kind: 'upgrade', step: 'upgrade', toVersion: c.version, auditType: 'CLUSTER_UPGRADED' };
+      if (generationPending(c)) return UPDATE;
       return null;
     case 'stopped':
       if (c.desiredStatus === 'starting') return t('starting', 'starting', ps, 'CLUSTER_STARTING');
-      // A new version of a stopped cluster is applied once it runs again.
+      // A new version of a stopped cluster is applied once it runs again (and the other changes with it).
       if (c.version !== c.observedVersion) return { kind: 'idle' };
+      if (generationPending(c)) return UPDATE;
       return null;
   }
   return null;
@@ -184,13 +202,13 @@ export interface StateChange {
 }
 
 /** The state after a successful driver step. */
-export function afterStep(c: StateView, step: Transition | UpgradeStep): StateChange {
-  if (step.kind === 'upgrade') {
+export function afterStep(c: StateView, step: Transition | UpgradeStep | UpdateStep): StateChange {
+  if (step.kind === 'upgrade' || step.kind === 'update') {
     return {
       status: c.status,
       provisionStatus: c.provisionStatus,
       desiredStatus: c.desiredStatus,
-      observedVersion: step.toVersion,
+      observedVersion: step.kind === 'upgrade' ? step.toVersion : c.observedVersion,
       statusBeforeFault: null,
       deleted: false,
     };

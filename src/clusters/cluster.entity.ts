@@ -42,7 +42,8 @@ export const RECONCILE_STATUSES = ['new', 'provisioning', 'provisioned', 'starti
 
 /**
  * The predicate of the partial index `clusters_reconcile_idx` (migration DomainSchema1763800100000; on
- * `(next_attempt_at NULLS FIRST, id)`, the claim's order, since ReconcileClaimOrder1764000031200).
+ * `(next_attempt_at NULLS FIRST, id)`, the claim's order, since ReconcileClaimOrder1764000031200; with pending
+ * generations since ReconcileGenerations1795400150100).
  * The reconciler's claim query must contain it unchanged (unqualified column names) for PostgreSQL
  * to use that index, e.g.
  * `SELECT id FROM clusters WHERE ${RECONCILE_CANDIDATE_PREDICATE} AND (next_attempt_at IS NULL OR next_attempt_at <= $1)
@@ -50,16 +51,17 @@ export const RECONCILE_STATUSES = ['new', 'provisioning', 'provisioned', 'starti
  */
 export const RECONCILE_CANDIDATE_PREDICATE =
   `deleted_at IS NULL AND (desired_status IS NOT NULL OR status IN (${RECONCILE_STATUSES.map((s) => `'${s}'`).join(',')})` +
-  ` OR version IS DISTINCT FROM observed_version)`;
+  ` OR version IS DISTINCT FROM observed_version OR generation > observed_generation)`;
 
 /**
  * Settled clusters (started or stopped, nothing asked of them): the reconciler observes them through the
  * driver every OBSERVE_EVERY_SECONDS. The predicate of the partial index `clusters_observe_idx` (migration
- * ReconcileLease1764000031100) on `(observed_at NULLS FIRST, id)`; the observation claim must contain it
+ * ReconcileLease1764000031100; a pending generation is not settled since ReconcileGenerations1795400150100) on `(observed_at NULLS FIRST, id)`; the observation claim must contain it
  * unchanged for PostgreSQL to use that index.
  */
 export const OBSERVE_CANDIDATE_PREDICATE =
-  `deleted_at IS NULL AND status IN ('started','stopped') AND desired_status IS NULL AND version IS NOT DISTINCT FROM observed_version`;
+  `deleted_at IS NULL AND status IN ('started','stopped') AND desired_status IS NULL AND version IS NOT DISTINCT FROM observed_version` +
+  ` AND (observed_generation IS NULL OR observed_generation >= generation)`;
 
 export interface IpWhitelistEntry {
   cidr: string;

@@ -14,7 +14,6 @@ import type { OrganisationEntity } from '../identity/organisation.entity';
 import { ClusterLookup } from './cluster-lookup';
 import { ClusterNodePoolEntity, NodePoolUpgradeStrategy } from './cluster-node-pool.entity';
 import { ClusterRules } from './cluster-rules';
-import { PROVISIONING_STEPS } from './cluster-state-machine';
 import type { ClusterEntity } from './cluster.entity';
 import { ClusterView } from './cluster-view';
 import { ClusterChangeGate } from './cluster-change-gate';
@@ -68,13 +67,12 @@ export class NodePoolsService {
     await this.assertNameFree(cluster, body.name);
     const policySnapshot = await this.policies.before(cluster);
     const now = this.clock.now();
-    // A bring-your-own-node pool is provisioned once a node registered into it, not with the cluster's step.
-    const poolsProvisioned =
-      !isByon(cluster.cloudProvider) && PROVISIONING_STEPS.indexOf(cluster.provisionStatus) >= PROVISIONING_STEPS.indexOf('INITIAL_NODE_POOLS_PROVISIONED');
+    // ACCEPTED until the cluster driver reports the generation that created it applied (the reconciler marks it DONE);
+    // a bring-your-own-node pool once a node registered into it.
     const inserted = await this.repo.insert({
       clusterId: cluster.id,
       ...this.fields(body),
-      provisionStatus: poolsProvisioned ? 'DONE' : 'ACCEPTED',
+      provisionStatus: 'ACCEPTED',
       createdAt: now,
       modifiedAt: now,
     });

@@ -39,6 +39,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Webhooks', description: 'Signed CloudEvents to outside receivers, at least once' },
   { name: 'Audit events', description: 'The full audit trail of an organisation and its clusters' },
   { name: 'Activity', description: 'The human-readable activity feed' },
+  { name: 'Usage and statements', description: 'Usage from the ledger, priced with the price book, and monthly statements (VIEWER reads)' },
   { name: 'Platform administration', description: 'Operations for platform administrators only (/admin/v1)' },
   { name: 'Health', description: 'Liveness and readiness for orchestrators (no credential needed)' },
 ];
@@ -167,6 +168,63 @@ type Operation = {
   responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, unknown> }>; headers?: Record<string, unknown> }>;
 };
 
+/** The header an answer replayed for an Idempotency-Key carries. */
+const IDEMPOTENCY_HEADERS = {
+  'Idempotent-Replayed': {
+    description: 'Present (`true`) when this is the stored answer of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+/**
+ * The Idempotency-Key header parameter (IETF httpapi draft; Stripe's behaviour), its 409 and 422 answers and the
+ * replay header on its successful answers.
+ */
+function addIdempotencyKey(op: Operation): void {
+  op.parameters = [
+    ...(op.parameters ?? []),
+    {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and ' +
+        'answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first ' +
+        'answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the ' +
+        'first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.',
+      schema: { type: 'string', minLength: 1, maxLength: 257, pattern: '^[!-~]+$' },
+      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+    } as never,
+  ];
+  const inFlight = 'a request with the same Idempotency-Key is still being processed (retry after Retry-After)';
+  const conflict = op.responses['409'];
+  if (conflict) conflict.description = `${(conflict.description ?? 'Conflict').replace(/\.$/, '')}; or ${inFlight}`;
+  else op.responses['409'] = { description: `The request conflicts: ${inFlight}` };
+  op.responses['409'].headers = { ...(op.responses['409'].headers ?? {}), 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
+  const reused = 'the Idempotency-Key was used for another request (method, path or body) within the last 24 h';
+  const unprocessable = op.responses['422'];
+  if (unprocessable) unprocessable.description = `${(unprocessable.description ?? 'Unprocessable').replace(/\.$/, '')}; or ${reused}`;
+  else
+    op.responses['422'] = {
+      description: `Unprocessable: ${reused}`,
+      content: {
+        'application/json': {
+          schema: { $ref: '#/components/schemas/ErrorBodyDto' },
+          example: {
+            timestamp: '2026-11-23T10:00:00.000Z',
+            status: 422,
+            error: 'Unprocessable Entity',
+            message: 'This Idempotency-Key was used for another request (POST /api/v1/orgs/acme/environments with another body) within the last 24 h; use a new key for a new request.',
+            path: '/api/v1/orgs/acme/environments',
+          },
+        },
+      },
+    };
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (/^2/.test(status)) response.headers = { ...(response.headers ?? {}), 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } };
+  }
+}
+
 export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, examples: PathParameterExamples = NO_EXAMPLES): OpenAPIObject {
   const used = new Set<string>();
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -214,6 +272,8 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
       if (op.responses['503']) {
         op.responses['503'].headers = { ...(op.responses['503'].headers ?? {}), 'Retry-After': { $ref: '#/components/headers/Retry-After' } };
       }
+      // POST and PATCH take an Idempotency-Key from authenticated callers (src/idempotency/, docs/api.md).
+      if ((method === 'post' || method === 'patch') && !publicOps.has(`${method} ${path}`)) addIdempotencyKey(op);
       // Rate limits apply to every operation that needs a credential (see RATE_LIMIT_HEADERS).
       if (!publicOps.has(`${method} ${path}`)) {
         for (const [status, response] of Object.entries(op.responses)) {
@@ -229,7 +289,7 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
     }
   }
   doc.components ??= {};
-  doc.components.headers = { ...(doc.components.headers ?? {}), ...RATE_LIMIT_HEADERS };
+  doc.components.headers = { ...(doc.components.headers ?? {}), ...RATE_LIMIT_HEADERS, ...IDEMPOTENCY_HEADERS };
   doc.components.securitySchemes = { ...(doc.components.securitySchemes ?? {}), ...OWN_CREDENTIAL_SCHEMES };
   doc.components.examples = Object.fromEntries(
     Object.entries(ERROR_TEXT).map(([status, [error, message]]) => [

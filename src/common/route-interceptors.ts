@@ -19,7 +19,7 @@ export type RouteScope<T extends NestInterceptor = NestInterceptor> = (route: Ro
  * every route, and a route with any interceptor pays for the chain on each request (an rxjs pipeline per
  * interceptor, about 17 KB of allocation for three) even where each one passes the call through untouched, as the
  * audit interceptor does for a GET. Each scoped interceptor instance is put first on the routes its scope accepts,
- * in the order the global ones had, as if declared there with @UseInterceptors (so after class-level ones: the
+ * in the order `scopes` lists them, as if declared there with @UseInterceptors (so after class-level ones: the
  * project has none); a route that none of them acts on runs no interceptor.
  *
  * Global interceptors that are plain objects passing every call through without looking at it (nestjs-cls registers
@@ -31,7 +31,8 @@ export type RouteScope<T extends NestInterceptor = NestInterceptor> = (route: Ro
  */
 export function scopeGlobalInterceptors(app: INestApplication, scopes: Map<Type<NestInterceptor>, RouteScope<any>>): void {
   const globals = app.get(ApplicationConfig).getGlobalInterceptors();
-  const scoped = globals.filter((i) => scopes.has(i.constructor as Type<NestInterceptor>));
+  // In the order `scopes` lists them (outermost first), whatever order the modules registered them in.
+  const scoped = [...scopes.keys()].flatMap((type) => globals.filter((i) => i.constructor === type));
   for (const type of scopes.keys()) {
     if (!scoped.some((i) => i.constructor === type)) throw new Error(`${type.name} is not a global interceptor: nothing to scope`);
   }
@@ -51,7 +52,11 @@ export function scopeGlobalInterceptors(app: INestApplication, scopes: Map<Type<
         seen.add(handler);
         const own = scoped.filter((i) => scopes.get(i.constructor as Type<NestInterceptor>)!({ method, handler, controller }, i));
         if (!own.length) continue;
-        const declared = (Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[];
+        // Instances of the scoped types already there were put by an earlier application in this process (tests
+        // start several): they belong to that one, which may be closed, so this application's take their place.
+        const declared = ((Reflect.getMetadata(INTERCEPTORS_METADATA, handler) ?? []) as unknown[]).filter(
+          (i) => !(i && typeof i === 'object' && scopes.has(i.constructor as Type<NestInterceptor>)),
+        );
         Reflect.defineMetadata(INTERCEPTORS_METADATA, [...own, ...declared], handler);
       }
     }

@@ -14,6 +14,7 @@ import {
 } from 'class-validator';
 import { parseAddressList } from './address-list';
 import { Setting } from './setting';
+import { weakKeyReason, weakTokenReason } from './weak-secrets';
 
 const toBool = ({ value }: { value: unknown }) => {
   if (value === undefined || value === '') return undefined;
@@ -55,6 +56,20 @@ export class AppConfig {
   @Transform(emptyToUndefined) @IsOptional()
   @Matches(/^postgres(ql)?:\/\/.+/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
   DATABASE_URL?: string;
+
+  @Setting({
+    meaning:
+      'Apply pending migrations when the process starts (under the migration lock, before serving). Otherwise a ' +
+      'process whose database schema lacks migrations of its release waits for them (applied by the migration Job: ' +
+      '`node dist/scripts/migrate.js`), answering `/health` 200 and `/health/ready` 503 with the reason, and migrates nothing',
+    defaultText: '`true` embedded, `false` with `DATABASE_URL`',
+  })
+  @Transform(toBool) @IsOptional() @IsBoolean()
+  MIGRATE_AT_START?: boolean;
+
+  get migrateAtStart(): boolean {
+    return this.MIGRATE_AT_START ?? this.embeddedDatabase;
+  }
 
   @Setting({ meaning: 'Connections of the request pool per instance (requests only)' })
   @Transform(toInt) @IsInt() @Min(1) @Max(200)
@@ -119,6 +134,22 @@ export class AppConfig {
     message: 'CREDENTIALS_ENCRYPTION_KEY must be 32 bytes written as 64 hex characters or base64',
   })
   CREDENTIALS_ENCRYPTION_KEY?: string;
+
+  @Setting({
+    meaning:
+      'Keys sealed values may still be sealed with (comma-separated, same format as `CREDENTIALS_ENCRYPTION_KEY`), read ' +
+      'but never written: set the old key here and the new one in `CREDENTIALS_ENCRYPTION_KEY` while rotating ' +
+      '([operations](operations.md#rotating-the-credentials-encryption-key))',
+  })
+  @Transform(emptyToUndefined) @IsOptional()
+  @Matches(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?)(,([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=?))*$/, {
+    message: 'CREDENTIALS_ENCRYPTION_KEY_PREVIOUS must be keys of 32 bytes (64 hex characters or base64), separated by commas',
+  })
+  CREDENTIALS_ENCRYPTION_KEY_PREVIOUS?: string;
+
+  get previousEncryptionKeys(): string[] {
+    return (this.CREDENTIALS_ENCRYPTION_KEY_PREVIOUS ?? '').split(',').filter(Boolean);
+  }
 
   @Setting({
     meaning:
@@ -270,6 +301,21 @@ export class AppConfig {
   })
   @Transform(toBool) @IsBoolean()
   BACKGROUND_JOBS_ENABLED = true;
+
+  @Setting({
+    meaning:
+      'Competes to export the fleet-wide gauges (`cms_clusters`, `cms_scheduled_upgrades`, outbox lag, oldest observation ' +
+      'age): the one process holding a PostgreSQL advisory lock (on a connection of its own, taken at a scrape) exports ' +
+      'them, the others omit them, so each figure is exported once per fleet ' +
+      '([operations](operations.md#fleet-wide-gauges))',
+    defaultText: '`BACKGROUND_JOBS_ENABLED`',
+  })
+  @Transform(toBool) @IsOptional() @IsBoolean()
+  FLEET_METRICS_ENABLED?: boolean;
+
+  get fleetMetricsEnabled(): boolean {
+    return this.FLEET_METRICS_ENABLED ?? this.BACKGROUND_JOBS_ENABLED;
+  }
 
   @Setting({ meaning: 'Base of tenants\' `monitoringPushUrl` / `loggingPushUrl`' })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
@@ -531,10 +577,34 @@ export function trustProxySetting(value: string): false | number | string[] | un
 const SECRET_VARIABLES = new Set([
   'DATABASE_URL',
   'CREDENTIALS_ENCRYPTION_KEY',
+  'CREDENTIALS_ENCRYPTION_KEY_PREVIOUS',
   'BOOTSTRAP_ADMIN_TOKEN',
   'METRICS_TOKEN',
   'OIDC_CLIENT_SECRET',
 ]);
+
+/**
+ * Keys and tokens that pass their format but are trivially weak (src/config/weak-secrets.ts): all one byte, a repeated
+ * block, counting, text instead of random bytes. Refused at start-up, naming the variable, never the value.
+ */
+function weakSecrets(config: AppConfig): string[] {
+  const found: string[] = [];
+  // The previous keys are not checked: a weak key is rotated away by moving it there (docs/operations.md).
+  const key = config.CREDENTIALS_ENCRYPTION_KEY;
+  const reason = key ? weakKeyReason(decodeKey(key)) : null;
+  if (reason) found.push(`CREDENTIALS_ENCRYPTION_KEY (value not shown): trivially weak, ${reason}; generate one with: openssl rand -hex 32`);
+  for (const name of ['BOOTSTRAP_ADMIN_TOKEN', 'METRICS_TOKEN'] as const) {
+    const value = config[name];
+    const reason = value ? weakTokenReason(value) : null;
+    if (reason) found.push(`${name} (value not shown): trivially weak, ${reason}; generate one with: openssl rand -hex 24`);
+  }
+  return found;
+}
+
+/** A 32-byte key as configured: 64 hex characters, else base64. */
+export function decodeKey(value: string): Buffer {
+  return /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64');
+}
 
 /** Reads and checks the environment; a wrong value stops start-up with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -551,6 +621,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     );
     throw new ConfigValidationError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const weak = weakSecrets(config);
+  if (weak.length) throw new ConfigValidationError(`Invalid configuration:\n  ${weak.join('\n  ')}`);
   // Settings that only make sense together.
   if (config.OIDC_ISSUER_URL && !config.OIDC_AUDIENCE) {
     throw new ConfigValidationError(

@@ -59,6 +59,10 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
       query_timeout: statementTimeoutMs,
       idle_in_transaction_session_timeout: statementTimeoutMs && statementTimeoutMs * 6,
       application_name: tuning.applicationName ?? APPLICATION_NAME,
+      // TCP keepalive: a connection to a server that a network partition cut off without a reset is found dead
+      // by the kernel instead of hanging until a statement's timeout (also on the LISTEN connections).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     },
   };
 }
@@ -119,5 +123,43 @@ export async function migrateDatabase(url: string, options: MigrationLockOptions
     return pending;
   } finally {
     await ds.destroy();
+  }
+}
+
+/** The migrations of this release that the database has not applied (none: the schema is current, or newer). */
+export async function missingMigrations(ds: DataSource): Promise<string[]> {
+  const release = ds.migrations.map((m) => m.name ?? m.constructor.name);
+  const [{ present }] = (await ds.query(`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`)) as { present: boolean }[];
+  const applied = new Set(
+    present ? ((await ds.query('SELECT name FROM schema_migrations')) as { name: string }[]).map((r) => r.name) : [],
+  );
+  return release.filter((name) => !applied.has(name));
+}
+
+export interface SchemaWaitOptions {
+  pollMs?: number;
+  /** Ends the wait with the signal's reason (a SIGTERM during start-up). */
+  signal?: AbortSignal;
+  /** Called when the schema lacks migrations, with why the process waits; again when what is missing changes. */
+  onWait?: (reason: string) => void;
+}
+
+/**
+ * Waits until the database has every migration of this release (the migration Job applies them; this process does
+ * not). A schema newer than the release is fine: every migration is expand/contract (docs/operations.md).
+ */
+export async function waitForSchema(ds: DataSource, options: SchemaWaitOptions = {}): Promise<void> {
+  const { pollMs = 2000, signal, onWait } = options;
+  let reported = '';
+  for (;;) {
+    signal?.throwIfAborted();
+    const missing = await missingMigrations(ds);
+    if (!missing.length) return;
+    const reason =
+      `the database schema lacks ${missing.length} migration(s) of this release (newest: ${missing[missing.length - 1]}); ` +
+      'waiting for the migration Job (node dist/scripts/migrate.js), or set MIGRATE_AT_START=true to apply them here';
+    if (reason !== reported) onWait?.(reason);
+    reported = reason;
+    await sleep(pollMs, undefined, signal ? { signal } : undefined).catch(() => signal?.throwIfAborted());
   }
 }

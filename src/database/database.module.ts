@@ -6,7 +6,7 @@ import { ClsModule } from 'nestjs-cls';
 import { DataSource } from 'typeorm';
 import { AppConfig } from '../config/app-config';
 import { BACKGROUND_APPLICATION_NAME, BACKGROUND_CONNECTION, PoolRoutingTransactionalAdapter } from './background-pool';
-import { buildDataSourceOptions, migrateDatabase } from './data-source-options';
+import { buildDataSourceOptions, migrateDatabase, waitForSchema } from './data-source-options';
 import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget';
 
 /**
@@ -16,7 +16,17 @@ import { DATABASE_WAIT_BUDGET, DatabaseWaitBudget } from './database-wait-budget
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(databaseUrl: string, options: { startupSignal?: AbortSignal } = {}): DynamicModule {
+  static forRoot(
+    databaseUrl: string,
+    options: {
+      /** Apply pending migrations at start (MIGRATE_AT_START); otherwise wait until the schema has them. */
+      migrate?: boolean;
+      /** Aborted by a signal during start-up: the wait for the migration lock or the schema ends. */
+      startupSignal?: AbortSignal;
+      /** Told why start-up waits for the schema (readiness says it meanwhile, src/main.ts). */
+      onSchemaWait?: (reason: string) => void;
+    } = {},
+  ): DynamicModule {
     return {
       module: DatabaseModule,
       imports: [
@@ -28,10 +38,17 @@ export class DatabaseModule {
             toRetry: () => !options.startupSignal?.aborted,
           }),
           dataSourceFactory: async (dataSourceOptions) => {
-            // On connections of their own, without the pools' statement timeout; a SIGTERM during start-up ends
-            // the wait for the migration lock (src/main.ts).
-            await migrateDatabase(databaseUrl, { signal: options.startupSignal });
-            return new DataSource(dataSourceOptions!).initialize();
+            // Migrations on connections of their own, without the pools' statement timeout. A SIGTERM during start-up
+            // ends the wait for the migration lock or for the schema (src/main.ts).
+            if (options.migrate) await migrateDatabase(databaseUrl, { signal: options.startupSignal });
+            const ds = await new DataSource(dataSourceOptions!).initialize();
+            try {
+              if (!options.migrate) await waitForSchema(ds, { signal: options.startupSignal, onWait: options.onSchemaWait });
+            } catch (e) {
+              await ds.destroy();
+              throw e;
+            }
+            return ds;
           },
         }),
         TypeOrmModule.forRootAsync({

@@ -33,10 +33,13 @@ export const DEMO_IDENTITIES = {
   clusterPolicy: 'ac3e0000-0000-4000-8000-00000000000c',
   /** A platform policy (no organisation), for /admin/v1/cluster-policies. */
   platformPolicy: 'ac3e0000-0000-4000-8000-00000000000d',
+  /** The price book's first entry (control plane), for /admin/v1/price-book. */
+  priceBookEntry: 'ac3e0000-0000-4000-8000-00000000000e',
+  budget: 'ac3e0000-0000-4000-8000-00000000000f',
   /** A second personal access token of the bootstrap administrator (its value is never shown): one to revoke. */
-  personalAccessToken: 'ac3e0000-0000-4000-8000-00000000000e',
+  personalAccessToken: 'ac3e0000-0000-4000-8000-000000000010',
   /** An active silence in the demo cluster's tenant. */
-  silence: 'ac3e0000-0000-4000-8000-00000000000f',
+  silence: 'ac3e0000-0000-4000-8000-000000000011',
 } as const;
 
 /** Which table each identity is pinned for while the seeder runs (src/common/pinned-identities.ts). */
@@ -54,6 +57,8 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
   webhook: 'webhook_subscriptions',
   clusterPolicy: 'cluster_policies',
   platformPolicy: 'cluster_policies',
+  priceBookEntry: 'price_book_entries',
+  budget: 'budgets',
   personalAccessToken: 'personal_access_tokens',
   silence: 'alert_silences',
 };
@@ -83,6 +88,8 @@ export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   identity: DEMO_IDENTITIES.scheduledClusterUpgrade,
   webhookIdentity: DEMO_IDENTITIES.webhook,
   policyIdentity: DEMO_IDENTITIES.clusterPolicy,
+  entryIdentity: DEMO_IDENTITIES.priceBookEntry,
+  budgetIdentity: DEMO_IDENTITIES.budget,
   token_id: DEMO_IDENTITIES.personalAccessToken,
   /** PATCH .../cloud-accounts/{id}: the demo account's credentials. */
   primaryCloudCredentials: DEMO_IDENTITIES.cloudCredentials,

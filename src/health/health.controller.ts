@@ -34,9 +34,12 @@ export class HealthController {
   @HealthCheck()
   @ApiDoc({
     summary: 'Readiness: the database answers and the instance is not shutting down',
-    description: 'The 503 body names the failing check (`database`, or `shutdown` while draining).',
+    description:
+      'The 503 body names the failing check in `error`: `database`, `shutdown` while draining, or, while the process ' +
+      'starts, `startup` or `schema` (the database lacks migrations of this release and the process waits for the ' +
+      'migration Job; `message` says which).',
   })
-  @ApiServiceUnavailableResponse({ description: 'The database is unreachable, or the instance is draining' })
+  @ApiServiceUnavailableResponse({ description: 'The database is unreachable, the instance is draining, or it is still starting (waiting for its schema)' })
   ready() {
     return this.health.check([
       () => {

@@ -12,5 +12,7 @@ export class ServiceState {
     readonly embedded?: EmbeddedDatabase,
     /** Aborted by a SIGTERM or SIGINT while the process starts (src/main.ts): start-up stops where it waits. */
     readonly startupSignal?: AbortSignal,
+    /** Told why start-up waits for the database schema (src/main.ts answers readiness with it meanwhile). */
+    readonly onSchemaWait?: (reason: string) => void,
   ) {}
 }

@@ -1,46 +1,8 @@
-import type { ClusterEntity, ClusterStatus } from '../clusters/cluster.entity';
-
-/** The API server of a cluster as the driver built it. */
-export interface ControlPlaneAccess {
-  /** https URL of the Kubernetes API server. */
-  endpoint: string;
-  /** PEM of the CA that signed the API server's certificate. */
-  caCertificate: string;
-}
-
-/** What a driver answers for one step. */
-export type DriverOutcome =
-  /** `controlPlane`: how clients reach the cluster, reported when the step created its control plane. */
-  | { outcome: 'done'; controlPlane?: ControlPlaneAccess }
-  /** Still in progress; ask again at `retryAt`. */
-  | { outcome: 'pending'; retryAt: Date }
-  | { outcome: 'failed'; error: string };
-
-export interface DriverObservation {
-  ok: boolean;
-  /** What the infrastructure reports, when reachable. */
-  status?: ClusterStatus;
-  version?: string | null;
-  error?: string;
-}
-
 /**
- * The port between the reconciler and the infrastructure. A driver acts on one step of one cluster
- * (named as in the state machine: a provisionStatus such as `CLUSTER_PROVISIONED`, a status such as
- * `starting`, or `upgrade`) and observes a cluster's actual state. Calls are made outside any database
- * transaction while the reconciler holds a lease on the cluster (RECONCILE_LEASE_SECONDS); one is given up
- * after half the lease. Steps must be idempotent: a step whose result could not be recorded (the lease
- * was lost, or the cluster changed meanwhile) is asked for again.
+ * The default cluster driver: the one that serves a cluster for which no driver is registered
+ * (ClusterDriverResolver answers null), selected by CLUSTER_DRIVER (`simulated`: the in-process simulated driver).
+ * Every driver implements the contract of src/cluster-drivers/driver-contract.ts.
  */
-export interface ClusterDriver {
-  readonly name: string;
-  advance(cluster: ClusterEntity, step: string, now: Date): Promise<DriverOutcome>;
-  observe(cluster: ClusterEntity, now: Date): Promise<DriverObservation>;
-  /**
-   * Observes many clusters in one call (a provider lists its clusters in one API request). Answers one
-   * observation per cluster id; a cluster missing from the answer counts as not reachable.
-   */
-  observeMany(clusters: ClusterEntity[], now: Date): Promise<Map<number, DriverObservation>>;
-}
+export type { ClusterDriver } from '../cluster-drivers/driver-contract';
 
 export const CLUSTER_DRIVER = Symbol('CLUSTER_DRIVER');

@@ -8,7 +8,8 @@ import { ClusterEntity } from '../clusters/cluster.entity';
 import { AppConfig } from '../config/app-config';
 import type { PassContext } from '../jobs/background-job';
 import { MetricsService } from '../metrics/metrics.service';
-import type { DriverObservation } from './cluster-driver';
+import type { ClusterObservation } from '../cluster-drivers/driver-contract';
+import { healthy as isHealthy, observedStatus } from './step-outcome';
 import { ClusterLeases, ObservationClaim } from './cluster-leases';
 import { ClusterStepRecorder } from './cluster-step-recorder';
 import { DriverCalls } from './driver-calls';
@@ -23,7 +24,11 @@ const OBSERVE_BATCHES_PER_PASS = 40;
 
 /** The JS twin of OBSERVE_CANDIDATE_PREDICATE. */
 const isSettled = (c: ClusterEntity) =>
-  c.deletedAt === null && (c.status === 'started' || c.status === 'stopped') && c.desiredStatus === null && c.version === c.observedVersion;
+  c.deletedAt === null &&
+  (c.status === 'started' || c.status === 'stopped') &&
+  c.desiredStatus === null &&
+  c.version === c.observedVersion &&
+  (c.observedGeneration == null || Number(c.observedGeneration) >= Number(c.generation));
 
 export interface ObservationResult {
   /** Clusters that went to `unknown`. */
@@ -87,13 +92,26 @@ export class ClusterObserver {
   /** One driver call for the batch (no transaction open), then one record transaction. Answers how many were lost. */
   private async observeBatch(batch: ObservationClaim, skip: number[], ctx: PassContext): Promise<number> {
     const { ids, now } = batch;
-    let seen: Map<number, DriverObservation>;
+    /** Clusters whose driver could not be asked: not judged, their lease given back. */
+    const skipped = new Set<number>();
+    let seen: Map<number, ClusterObservation>;
     try {
       const clusters = await this.dataSource.getRepository(ClusterEntity).findBy({ id: In(ids) });
       this.metrics.reconcilerObserveBatches.inc();
-      seen = await this.driver.observeMany(clusters, now);
+      const answer = await this.driver.observeMany(clusters);
+      seen = answer.seen;
+      if (answer.unreachable.size) {
+        // A driver's list call failed: nothing is known about its clusters; they are asked for again next pass.
+        for (const err of answer.failed) ctx.error(err, { clusters: answer.unreachable.size }, 'Observing a batch of clusters failed');
+        skip.push(...answer.unreachable);
+        if (answer.unreachable.size === ids.length) {
+          await this.leases.releaseBatch(batch);
+          return 0;
+        }
+      }
+      for (const id of answer.unreachable) skipped.add(id);
     } catch (err) {
-      // The provider's list call failed: nothing is known about these clusters; they are asked for again next pass.
+      // The specs could not be read, or the call failed as a whole: nothing is known; asked again next pass.
       ctx.error(err, { clusters: ids.length }, 'Observing a batch of clusters failed');
       skip.push(...ids);
       await this.leases.releaseBatch(batch);
@@ -112,7 +130,13 @@ export class ClusterObserver {
             skip.push(c.id);
             continue;
           }
-          const o = seen.get(Number(c.id)) ?? { ok: false, error: 'The cluster driver did not report the cluster' };
+          if (skipped.has(Number(c.id))) continue;
+          const seenOne = seen.get(Number(c.id));
+          const o = seenOne
+            ? isHealthy(seenOne)
+              ? { ok: true, status: observedStatus(seenOne), version: seenOne.version }
+              : { ok: false, error: seenOne.error?.message ?? 'The cluster driver does not find the cluster' }
+            : { ok: false, error: 'The cluster driver did not report the cluster' };
           if (o.ok) {
             healthy.push({ id: c.id, status: o.status ?? c.status, version: o.version ?? c.observedVersion });
           } else {

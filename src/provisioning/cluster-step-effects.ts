@@ -6,7 +6,15 @@ import { isByon } from '../clusters/byon/byon-rules';
 import { ClusterAccessEntity, clusterOidcSecretContext } from '../clusters/cluster-access.entity';
 import type { ClusterEntity } from '../clusters/cluster.entity';
 import { SecretBox } from '../common/secret-box';
-import type { ControlPlaneAccess, DriverOutcome } from './cluster-driver';
+import type { ClusterObservation } from '../cluster-drivers/driver-contract';
+
+/** The API server of a cluster as the driver built it. */
+export interface ControlPlaneAccess {
+  /** https URL of the Kubernetes API server. */
+  endpoint: string;
+  /** PEM of the CA that signed the API server's certificate. */
+  caCertificate: string;
+}
 
 /** The OIDC client id of a cluster (unique: it carries the cluster identity). */
 export const clusterOidcClientId = (clusterIdentity: string) => `cluster-${clusterIdentity}`;
@@ -15,7 +23,8 @@ export const clusterOidcClientId = (clusterIdentity: string) => `cluster-${clust
  * What a completed provisioning step leaves behind besides the cluster row, written in the reconciler's
  * transaction right after the step:
  * - OIDC_PROVISIONED creates the cluster's OIDC client (random secret, sealed at rest);
- * - a step that reports a control plane (CLUSTER_PROVISIONED) stores its endpoint and CA;
+ * - a step whose observation reports a ready control plane with its CA (CLUSTER_PROVISIONED, or any later one whose
+ *   driver reports it again) stores its endpoint and CA;
  * - INITIAL_NODE_POOLS_PROVISIONED of a bring-your-own-node cluster leaves its pools ACCEPTED until a node
  *   registers into them (a registration marks its pool DONE).
  * Kept out of the reconciler so its loop stays about claiming and stepping.
@@ -27,9 +36,10 @@ export class ClusterStepEffects {
     private readonly secrets: SecretBox,
   ) {}
 
-  async afterStep(cluster: ClusterEntity, step: string, outcome: DriverOutcome, now: Date): Promise<void> {
+  async afterStep(cluster: ClusterEntity, step: string, observation: ClusterObservation, now: Date): Promise<void> {
     if (step === 'OIDC_PROVISIONED') await this.ensureAccess(cluster, now);
-    if (outcome.outcome === 'done' && outcome.controlPlane) await this.ensureAccess(cluster, now, outcome.controlPlane);
+    const cp = observation.controlPlane;
+    if (cp?.ready && cp.endpoint && cp.caCertificate) await this.ensureAccess(cluster, now, { endpoint: cp.endpoint, caCertificate: cp.caCertificate });
     if (step === 'INITIAL_NODE_POOLS_PROVISIONED' && isByon(cluster.cloudProvider)) {
       await this.txHost.tx.query(
         `UPDATE cluster_node_pools p

@@ -8,12 +8,28 @@ import { SYSTEM_ACTOR } from '../identity/principal';
 import { ClusterEntity } from '../clusters/cluster.entity';
 import { ConditionChange, setConditions } from '../clusters/cluster-conditions';
 import { afterFailure, afterRecovery, afterStep, nextReconcileStep, ReconcileStep, retryDelaySeconds } from '../clusters/cluster-state-machine';
-import type { DriverObservation } from './cluster-driver';
+import type { ClusterObservation, DriverError } from '../cluster-drivers/driver-contract';
+import type { ClusterStatus } from '../clusters/cluster.entity';
+import { isByon } from '../clusters/byon/byon-rules';
+import { CallingStep, healthy, observedStatus, stepReached } from './step-outcome';
 import { Claim, ClusterLeases } from './cluster-leases';
 import { ClusterStepEffects } from './cluster-step-effects';
 import type { DriverAnswer } from './driver-calls';
 
-export type StepOutcome = 'completed' | 'pending' | 'failed' | 'recovered' | 'idle' | 'superseded';
+export type StepOutcome = 'completed' | 'pending' | 'failed' | 'degraded' | 'retrying' | 'recovered' | 'idle' | 'superseded';
+
+/** What an observation of a cluster in `unknown` says. */
+interface Seen {
+  ok: boolean;
+  status?: ClusterStatus | null;
+  error?: string;
+}
+
+/** A terminal driver error is tried again after this long, or at once when the spec changes (its generation bump). */
+export const TERMINAL_RETRY_SECONDS = 3600;
+
+/** A driver still working on a step that gave no hint (`retryAfterSeconds`) is asked again after this long. */
+export const DRIVER_POLL_SECONDS = 5;
 
 export interface StepRecord {
   acted: boolean;
@@ -21,7 +37,7 @@ export interface StepRecord {
 }
 
 /** A step the driver performs (not an idle wait, not a recovery). */
-export type DriverStep = Exclude<ReconcileStep, { kind: 'idle' | 'recover' }>;
+export type DriverStep = CallingStep;
 
 /** How long a stopped cluster with a pending version change waits before it is looked at again. */
 const IDLE_RECHECK_SECONDS = 60;
@@ -33,11 +49,34 @@ const APPLIED_CONDITIONS = (generation: number): ConditionChange[] => [
   { type: 'Degraded', status: 'False', reason: 'NoError', message: '' },
 ];
 
-/** The row's generation is applied. */
-const appliedPatch = (c: ClusterEntity, now: Date): Partial<ClusterEntity> => ({
-  observedGeneration: Math.max(Number(c.observedGeneration ?? 0), Number(c.generation)),
-  conditions: setConditions(c.conditions, APPLIED_CONDITIONS(Number(c.generation)), now, Number(c.generation)),
-});
+const APPLIED_POOL_CONDITIONS: ConditionChange[] = [
+  { type: 'Ready', status: 'True', reason: 'Applied', message: 'The cluster driver reports the pool applied and ready' },
+  { type: 'Reconciling', status: 'False', reason: 'Applied', message: 'The cluster driver reports the pool applied and ready' },
+  { type: 'Degraded', status: 'False', reason: 'NoError', message: '' },
+];
+
+/**
+ * The cluster's conditions after a driver answer without error: Ready once its newest generation is applied and it
+ * is started or stopped; Reconciling while a generation or a step is still under way.
+ */
+function progressConditions(c: ClusterEntity, status: ClusterStatus, observedGeneration: number | null, step: string, now: Date) {
+  const generation = Number(c.generation);
+  const appliedNow = observedGeneration !== null && observedGeneration >= generation;
+  const changes: ConditionChange[] =
+    appliedNow && (status === 'started' || status === 'stopped')
+      ? APPLIED_CONDITIONS(generation)
+      : [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: appliedNow ? 'NotRunning' : 'Reconciling',
+            message: appliedNow ? `Generation ${generation} is applied; the cluster is ${status}` : `Generation ${generation} is not applied yet`,
+          },
+          { type: 'Reconciling', status: 'True', reason: 'Progressing', message: `The cluster driver is working on ${step} (generation ${generation})` },
+          { type: 'Degraded', status: 'False', reason: 'NoError', message: '' },
+        ];
+  return setConditions(c.conditions, changes, now, generation);
+}
 
 const sameStep = (a: ReconcileStep | null, b: ReconcileStep | null) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -132,25 +171,133 @@ export class ClusterStepRecorder {
       return { acted: false, outcome: 'idle' };
     }
     if (step.kind === 'recover') {
-      if (answer.kind !== 'observe') throw new Error('No observation for a recovery step');
-      return { acted: await this.recover(c, slugs, answer.seen, now, logs), outcome: 'recovered' };
+      if (answer.kind === 'none') throw new Error('No observation for a recovery step');
+      const seen: Seen =
+        answer.kind === 'error'
+          ? { ok: false, error: answer.error.message }
+          : healthy(answer.observation)
+            ? { ok: true, status: observedStatus(answer.observation) }
+            : { ok: false, error: answer.observation.error?.message ?? 'The cluster driver does not find the cluster' };
+      return { acted: await this.recover(c, slugs, seen, now, logs), outcome: 'recovered' };
     }
-    if (answer.kind !== 'advance') throw new Error(`No driver answer for step ${step.step}`);
-    const outcome = answer.outcome;
-    if (outcome.outcome === 'pending') {
-      await repo.update({ id: c.id }, { nextAttemptAt: outcome.retryAt, ...LEASE_CLEARED });
-      return { acted: false, outcome: 'pending' };
+    if (answer.kind === 'none') throw new Error(`No driver answer for step ${step.step}`);
+    if (answer.kind === 'error') {
+      if (answer.error.class === 'terminal') return this.degrade(c, slugs, step, answer.error, now, logs);
+      // The driver could not be asked (unreachable, timing out, backing off): the cluster keeps its status and waits.
+      const attempts = c.attempts + 1;
+      await repo.update(
+        { id: c.id },
+        {
+          attempts,
+          lastError: answer.error.message,
+          nextAttemptAt: new Date(now.getTime() + retryDelaySeconds(attempts) * 1000),
+          conditions: setConditions(
+            c.conditions,
+            [{ type: 'Reconciling', status: 'True', reason: 'DriverRetrying', message: `${answer.error.code}: ${answer.error.message}` }],
+            now,
+            Number(c.generation),
+          ),
+          ...LEASE_CLEARED,
+        },
+      );
+      return { acted: false, outcome: 'retrying' };
     }
-    if (outcome.outcome === 'failed') {
-      await this.failStep(c, slugs, step, outcome.error, now, logs, LEASE_CLEARED);
+    const { observation: o, spec } = answer;
+    if (o.error?.class === 'terminal') return this.degrade(c, slugs, step, o.error, now, logs);
+    if (o.error) {
+      await this.failStep(c, slugs, step, o.error.message, now, logs, LEASE_CLEARED);
       return { acted: true, outcome: 'failed' };
     }
-    await this.apply(c, slugs, step, now, logs);
-    await this.stepEffects.afterStep(c, step.step, outcome, now);
+    const observedGeneration = await this.recordApplied(c, o, spec.generation, now);
+    if (!stepReached(step, o, spec)) {
+      const wait = o.retryAfterSeconds != null && o.retryAfterSeconds > 0 ? o.retryAfterSeconds : DRIVER_POLL_SECONDS;
+      await repo.update(
+        { id: c.id },
+        {
+          nextAttemptAt: new Date(now.getTime() + wait * 1000),
+          observedGeneration,
+          conditions: progressConditions(c, c.status, observedGeneration, step.step, now),
+          ...LEASE_CLEARED,
+        },
+      );
+      return { acted: false, outcome: 'pending' };
+    }
+    await this.apply(c, slugs, step, now, logs, observedGeneration);
+    await this.stepEffects.afterStep(c, step.step, o, now);
     return { acted: true, outcome: 'completed' };
   }
 
-  private async apply(c: ClusterEntity, slugs: Slugs, step: DriverStep, now: Date, logs: (() => void)[]): Promise<void> {
+  /**
+   * The generation the observation reports applied (never beyond what the call sent), kept when newer than the row's;
+   * the pools whose last change it includes and that the driver reports ready are DONE (bring-your-own-node pools
+   * keep their status: a registered node makes them DONE). Answers the cluster's observed generation now.
+   */
+  private async recordApplied(c: ClusterEntity, o: ClusterObservation, sent: number, now: Date): Promise<number | null> {
+    const current = c.observedGeneration == null ? null : Number(c.observedGeneration);
+    if (o.observedGeneration == null) return current;
+    const reported = Math.min(Number(o.observedGeneration), sent);
+    const ready = o.nodePools.filter((p) => p.ready).map((p) => p.identity);
+    await this.txHost.tx.query(
+      `UPDATE cluster_node_pools
+          SET observed_generation = $2,
+              provision_status = CASE WHEN $5 THEN provision_status ELSE 'DONE' END,
+              conditions = cms_set_conditions(conditions, $3::jsonb, $4, generation)
+        WHERE cluster_id = $1 AND generation <= $2 AND (observed_generation IS NULL OR observed_generation < $2)
+          AND ($5 OR identity = ANY($6::uuid[]))`,
+      [c.id, reported, JSON.stringify(APPLIED_POOL_CONDITIONS), now, isByon(c.cloudProvider), ready],
+    );
+    return current === null ? reported : Math.max(current, reported);
+  }
+
+  /**
+   * A terminal driver error: the cluster keeps its status and shows Degraded with the driver's message; it is tried
+   * again when the spec changes (the bump clears next_attempt_at) or after TERMINAL_RETRY_SECONDS. The audit row is
+   * written when the cluster becomes Degraded (or the error changes), not on every retry.
+   */
+  private async degrade(c: ClusterEntity, slugs: Slugs, step: DriverStep, error: DriverError, now: Date, logs: (() => void)[]): Promise<StepRecord> {
+    const generation = Number(c.generation);
+    const already = (c.conditions ?? []).some((x) => x.type === 'Degraded' && x.status === 'True' && x.message === error.message);
+    await this.txHost.tx.getRepository(ClusterEntity).update(
+      { id: c.id },
+      {
+        attempts: c.attempts + 1,
+        lastError: error.message,
+        nextAttemptAt: new Date(now.getTime() + TERMINAL_RETRY_SECONDS * 1000),
+        conditions: setConditions(
+          c.conditions,
+          [
+            { type: 'Ready', status: 'False', reason: 'Degraded', message: `Generation ${generation} cannot be applied: ${error.message}` },
+            {
+              type: 'Reconciling',
+              status: 'False',
+              reason: 'Stalled',
+              message: `Waiting for a change of the cluster, or ${TERMINAL_RETRY_SECONDS / 60} minutes, before trying again`,
+            },
+            { type: 'Degraded', status: 'True', reason: error.code, message: error.message },
+          ],
+          now,
+          generation,
+        ),
+        ...LEASE_CLEARED,
+      },
+    );
+    if (already) return { acted: false, outcome: 'degraded' };
+    const subject = this.subjectOf(c, slugs);
+    await this.audit.write(
+      {
+        type: 'CLUSTER_DEGRADED',
+        ...subject.refs,
+        details: { step: { old: null, new: step.step }, error: { old: null, new: `${error.code}: ${error.message}` }, generation: { old: null, new: generation } },
+        subject: subject.text,
+        message: `system could not apply generation ${generation} of cluster ${subject.text} in step ${step.step}: ${error.message}`,
+      },
+      SYSTEM_ACTOR,
+    );
+    logs.push(() => this.logger.warn({ cluster: c.identity, clusterSlug: c.slug, step: step.step, code: error.code, error: error.message }, `Cluster ${subject.text}: degraded`));
+    return { acted: true, outcome: 'degraded' };
+  }
+
+  private async apply(c: ClusterEntity, slugs: Slugs, step: DriverStep, now: Date, logs: (() => void)[], observedGeneration: number | null): Promise<void> {
     const tx = this.txHost.tx;
     const before = { status: c.status, provisionStatus: c.provisionStatus, version: c.observedVersion };
     const patch: Partial<ClusterEntity> = {
@@ -175,6 +322,9 @@ export class ClusterStepRecorder {
     if (step.kind === 'upgrade') {
       details = { version: { old: before.version, new: step.toVersion } };
       message = `system upgraded cluster ${subject.text} from ${before.version ?? 'unknown'} to ${step.toVersion}`;
+    } else if (step.kind === 'update') {
+      details = { generation: { old: c.observedGeneration ?? null, new: observedGeneration } };
+      message = `system applied generation ${observedGeneration} of cluster ${subject.text}`;
     } else {
       if (change.deleted) {
         patch.deletedAt = now;
@@ -182,9 +332,6 @@ export class ClusterStepRecorder {
           `UPDATE observability_tenants SET deleted_at = $2, available = false, modified_at = $2 WHERE cluster_id = $1 AND deleted_at IS NULL`,
           [c.id, now],
         );
-      }
-      if (step.step === 'INITIAL_NODE_POOLS_PROVISIONED') {
-        await tx.query(`UPDATE cluster_node_pools SET provision_status = 'DONE', modified_at = $2 WHERE cluster_id = $1`, [c.id, now]);
       }
       details = {};
       if (before.status !== change.status) details.status = { old: before.status, new: change.status };
@@ -194,26 +341,14 @@ export class ClusterStepRecorder {
           ? `system advanced provisioning of cluster ${subject.text} to ${change.provisionStatus}`
           : `system moved cluster ${subject.text} to ${change.status}`;
     }
-    if (change.status === 'started' || change.status === 'stopped') {
-      // The cluster is settled at the generation it has now: that generation is applied, with the pools it includes.
-      Object.assign(patch, appliedPatch(c, now));
-      await this.markPoolsApplied(c.id, c.generation, now);
-    }
+    patch.observedGeneration = observedGeneration;
+    patch.conditions = progressConditions(c, change.status, observedGeneration, step.step, now);
     await tx.getRepository(ClusterEntity).update({ id: c.id }, patch);
     await this.audit.write(
       { type: step.auditType, ...subject.refs, details: { ...details, step: { old: null, new: step.step } }, subject: subject.text, message },
       SYSTEM_ACTOR,
     );
     logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, before.status, change.status, step.step));
-  }
-
-  /** The pools whose change is part of `generation` are applied (Ready). */
-  private async markPoolsApplied(clusterId: number, generation: number, now: Date): Promise<void> {
-    await this.txHost.tx.query(
-      `UPDATE cluster_node_pools SET observed_generation = $2, conditions = cms_set_conditions(conditions, $3::jsonb, $4, $2)
-        WHERE cluster_id = $1 AND generation <= $2 AND (observed_generation IS NULL OR observed_generation < $2)`,
-      [clusterId, generation, JSON.stringify(APPLIED_CONDITIONS(generation)), now],
-    );
   }
 
   /** The driver lost the cluster in `step`: it goes to `unknown` with backoff (also for lost observations, in their transaction). */
@@ -235,6 +370,12 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: 'unknown',
         modifiedAt: now,
+        conditions: setConditions(
+          c.conditions,
+          [{ type: 'Ready', status: 'Unknown', reason: 'DriverError', message: error }],
+          now,
+          Number(c.generation),
+        ),
         ...extra,
       },
     );
@@ -252,7 +393,7 @@ export class ClusterStepRecorder {
     logs.push(() => this.logStatusChange(c, subject.refs.organisation.slug, subject.refs.environment.slug, c.status, 'unknown', step.step, error));
   }
 
-  private async recover(c: ClusterEntity, slugs: Slugs, seen: DriverObservation, now: Date, logs: (() => void)[]): Promise<boolean> {
+  private async recover(c: ClusterEntity, slugs: Slugs, seen: Seen, now: Date, logs: (() => void)[]): Promise<boolean> {
     const repo = this.txHost.tx.getRepository(ClusterEntity);
     if (!seen.ok) {
       const attempts = c.attempts + 1;
@@ -269,7 +410,7 @@ export class ClusterStepRecorder {
       );
       return false;
     }
-    const { status: resumed } = afterRecovery(c, seen.status);
+    const { status: resumed } = afterRecovery(c, seen.status ?? undefined);
     await repo.update(
       { id: c.id },
       {
@@ -282,6 +423,7 @@ export class ClusterStepRecorder {
         observedAt: now,
         observedStatus: resumed,
         modifiedAt: now,
+        conditions: progressConditions(c, resumed, c.observedGeneration == null ? null : Number(c.observedGeneration), 'observe', now),
         ...LEASE_CLEARED,
       },
     );

@@ -1,10 +1,12 @@
 import { Module } from '@nestjs/common';
+import { ClusterDriversModule } from '../cluster-drivers/cluster-drivers.module';
 import { AppConfig } from '../config/app-config';
 import { CLUSTER_DRIVER, ClusterDriver } from './cluster-driver';
 import { ClusterLeases } from './cluster-leases';
 import { ClusterObserver } from './cluster-observer';
 import { ClusterStepEffects } from './cluster-step-effects';
 import { ClusterStepRecorder } from './cluster-step-recorder';
+import { DesiredSpecs } from './desired-specs';
 import { DriverCalls } from './driver-calls';
 import { ReconcilerMetrics } from './reconciler-metrics';
 import { ReconcilerService } from './reconciler.service';
@@ -17,7 +19,9 @@ export function selectDriver(name: string, drivers: { simulated: ClusterDriver }
 }
 
 @Module({
+  imports: [ClusterDriversModule],
   providers: [
+    DesiredSpecs,
     SimulatedClusterDriver,
     {
       provide: CLUSTER_DRIVER,

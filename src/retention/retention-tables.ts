@@ -1,5 +1,8 @@
 /** Tables the retention job deletes from (also the `table` label of cms_retention_deleted_rows_total). */
-export const RETENTION_TABLES = ['audit_events', 'activity_events', 'tenant_alerts', 'webhook_events', 'webhook_deliveries'] as const;
+export const RETENTION_TABLES = ['audit_events', 'activity_events', 'tenant_alerts', 'webhook_events', 'webhook_deliveries', 'idempotency_keys'] as const;
+
+/** Idempotency keys and their answers are kept this long (src/idempotency/idempotency-key.ts). */
+export const IDEMPOTENCY_KEY_RETENTION_HOURS = 24;
 export type RetentionTable = (typeof RETENTION_TABLES)[number];
 
 /**
@@ -24,6 +27,8 @@ export const RETENTION_SQL = {
   audit_events: expiringRowsBatch('audit_events', 'created_at'),
   /** activity_events_created_idx */
   activity_events: expiringRowsBatch('activity_events', 'created_at'),
+  /** idempotency_keys_created_idx: a key and its stored answer expire 24 h after the request. */
+  idempotency_keys: expiringRowsBatch('idempotency_keys', 'created_at'),
   /** tenant_alerts_resolved_ends_idx: resolved alerts expire by the time they ended (firing ones never). */
   tenant_alerts: expiringRowsBatch('tenant_alerts', 'ends_at', `status = 'resolved' AND `),
   /**

@@ -7,7 +7,7 @@ import { BackgroundJob, PassContext } from '../jobs/background-job';
 import { BackgroundJobs } from '../jobs/background-jobs.service';
 import type { JobLoop } from '../jobs/job-loop';
 import { MetricsService } from '../metrics/metrics.service';
-import { RETENTION_SQL, RETENTION_TABLES, RetentionTable } from './retention-tables';
+import { IDEMPOTENCY_KEY_RETENTION_HOURS, RETENTION_SQL, RETENTION_TABLES, RetentionTable } from './retention-tables';
 
 /** How often the background loop runs. */
 export const RETENTION_INTERVAL_MS = 3600_000;
@@ -66,6 +66,7 @@ export class RetentionService implements BackgroundJob<RetentionResult> {
       ['activity_events', cutoff(this.config.ACTIVITY_RETENTION_DAYS), (c) => this.simpleBatch('activity_events', c, deleted)],
       ['tenant_alerts', cutoff(this.config.RESOLVED_ALERT_RETENTION_DAYS), (c) => this.simpleBatch('tenant_alerts', c, deleted)],
       ['webhook_events', cutoff(this.config.WEBHOOK_EVENT_RETENTION_DAYS), (c) => this.webhookBatch(c, deleted)],
+      ['idempotency_keys', new Date(now - IDEMPOTENCY_KEY_RETENTION_HOURS * 3600_000), (c) => this.simpleBatch('idempotency_keys', c, deleted)],
     ];
     let failure: unknown = null;
     for (const [name, at, batch] of tables) {
@@ -100,7 +101,7 @@ export class RetentionService implements BackgroundJob<RetentionResult> {
   }
 
   /** One statement: its own transaction. */
-  private async simpleBatch(table: 'audit_events' | 'activity_events' | 'tenant_alerts', cutoff: Date, deleted: RetentionResult): Promise<number> {
+  private async simpleBatch(table: 'audit_events' | 'activity_events' | 'tenant_alerts' | 'idempotency_keys', cutoff: Date, deleted: RetentionResult): Promise<number> {
     const [, n] = (await this.dataSource.query(RETENTION_SQL[table], [cutoff, this.config.RETENTION_BATCH_SIZE])) as [unknown, number];
     this.count(deleted, table, n);
     return n;

@@ -70,7 +70,8 @@ describe('node pools', () => {
   it('creates a pool with every field, audited, and it counts in compute', async () => {
     const res = await t.as(f.users.member.token).post(pools).send(full);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ...full, provisionStatus: 'DONE' });
+    // Accepted until the cluster driver reports the generation that created it applied.
+    expect(res.body).toMatchObject({ ...full, provisionStatus: 'ACCEPTED' });
     const [audit] = await t.db.query(`SELECT type, cluster_node_pool_name, cluster_node_pool_id, cluster_slug, details FROM audit_events WHERE type = 'NODE_POOL_CREATED'`);
     expect(audit).toMatchObject({ cluster_node_pool_name: 'gpu', cluster_slug: 'web' });
     expect(Number(audit.cluster_node_pool_id)).toBe(res.body.id);
@@ -80,6 +81,10 @@ describe('node pools', () => {
     // 2 x m5.large (2 cpu, 8192 MiB) + 1 x m5.xlarge (4 cpu, 16384 MiB)
     const c = await t.as(f.users.viewer.token).get(`${clustersPath(f)}/web?show-compute=true`);
     expect(c.body).toMatchObject({ cpu: 8, memory: 32768 });
+    t.clock.advance(10_000);
+    await settle(t);
+    const provisioned = (await t.as(f.users.viewer.token).get(pools)).body.find((p: { name: string }) => p.name === 'gpu');
+    expect(provisioned).toMatchObject({ provisionStatus: 'DONE', generation: res.body.generation, observedGeneration: res.body.generation });
   });
 
   it('refuses bad sizes, node types, zones and duplicate names', async () => {

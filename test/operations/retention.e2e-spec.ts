@@ -44,6 +44,17 @@ class Rows {
     }
   }
 
+  /** An idempotency key (tagged by its key) stored `ageDays` ago. */
+  async idempotencyKey(tag: string, ageDays: number, n = 1): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      await this.t.db.query(
+        `INSERT INTO idempotency_keys (caller, idempotency_key, method, path, request_hash, status, answer, created_at)
+         VALUES ('retention', $1, 'POST', '/x', 'h', 200, 'sealed', $2)`,
+        [`${tag}-${i}-${ageDays}`, this.at(ageDays, i)],
+      );
+    }
+  }
+
   /** A resolved alert that ended `ageDays` ago (started a day earlier), or a firing one that started then. */
   async alert(tag: string, ageDays: number, status: 'resolved' | 'firing' = 'resolved', n = 1): Promise<void> {
     for (let i = 0; i < n; i++) {
@@ -96,6 +107,7 @@ async function left(t: TestApp, tag: string) {
     tenant_alerts: await one(`SELECT count(*) AS n FROM tenant_alerts WHERE labels->>'tag' = $1`),
     webhook_events: await one(`SELECT count(*) AS n FROM webhook_events WHERE type = $1`),
     webhook_deliveries: await one(`SELECT count(*) AS n FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE e.type = $1`),
+    idempotency_keys: await one(`SELECT count(*) AS n FROM idempotency_keys WHERE idempotency_key LIKE $1 || '-%'`),
   };
 }
 
@@ -104,7 +116,7 @@ async function deletedMetric(t: TestApp): Promise<Record<string, number>> {
   return Object.fromEntries(values.map((v) => [String(v.labels.table), v.value]));
 }
 
-const none: RetentionResult = { audit_events: 0, activity_events: 0, tenant_alerts: 0, webhook_events: 0, webhook_deliveries: 0 };
+const none: RetentionResult = { audit_events: 0, activity_events: 0, tenant_alerts: 0, webhook_events: 0, webhook_deliveries: 0, idempotency_keys: 0 };
 
 describe('retention of audit, activity, resolved alerts and the webhook outbox', () => {
   describe('default retention periods', () => {
@@ -128,12 +140,21 @@ describe('retention of audit, activity, resolved alerts and the webhook outbox',
       await r.webhook('NEW', 29, ['DELIVERED'], 1);
       await r.webhook('PENDING', 60, ['PENDING', 'DELIVERED'], 1); // a pending delivery keeps its event and siblings
       await r.webhook('PENDING', 400, ['PENDING'], 1);
+      await r.idempotencyKey('OLD', 1.05, 2); // idempotency keys are kept 24 h
+      await r.idempotencyKey('NEW', 0.95, 1);
       expect(await deletedMetric(t)).toEqual(none);
 
       const deleted = await t.get(RetentionService).runOnce();
-      expect(deleted).toEqual({ audit_events: 3, activity_events: 4, tenant_alerts: 2, webhook_events: 3, webhook_deliveries: 4 });
+      expect(deleted).toEqual({ audit_events: 3, activity_events: 4, tenant_alerts: 2, webhook_events: 3, webhook_deliveries: 4, idempotency_keys: 2 });
       expect(await left(t, 'OLD')).toEqual(none);
-      expect(await left(t, 'NEW')).toEqual({ audit_events: 2, activity_events: 2, tenant_alerts: 2, webhook_events: 1, webhook_deliveries: 1 });
+      expect(await left(t, 'NEW')).toEqual({
+        audit_events: 2,
+        activity_events: 2,
+        tenant_alerts: 2,
+        webhook_events: 1,
+        webhook_deliveries: 1,
+        idempotency_keys: 1,
+      });
       expect(await left(t, 'PENDING')).toEqual({ ...none, webhook_events: 2, webhook_deliveries: 3 });
       expect(await deletedMetric(t)).toEqual(deleted);
 
@@ -154,6 +175,7 @@ describe('retention of audit, activity, resolved alerts and the webhook outbox',
         tenant_alerts: 1,
         webhook_events: 3,
         webhook_deliveries: 4,
+        idempotency_keys: 1,
       });
       expect(await left(t, 'NEW')).toEqual({ ...none, tenant_alerts: 1 }); // the firing alert
       expect(await left(t, 'PENDING')).toEqual(none);
@@ -174,7 +196,7 @@ describe('retention of audit, activity, resolved alerts and the webhook outbox',
       await r.alert('OLD', 5000);
       await r.webhook('OLD', 5000, ['DELIVERED']);
       expect(await t.get(RetentionService).runOnce()).toEqual(none);
-      expect(await left(t, 'OLD')).toEqual({ audit_events: 1, activity_events: 1, tenant_alerts: 1, webhook_events: 1, webhook_deliveries: 1 });
+      expect(await left(t, 'OLD')).toEqual({ ...none, audit_events: 1, activity_events: 1, tenant_alerts: 1, webhook_events: 1, webhook_deliveries: 1 });
       // The alert webhook's own pruning of its tenant follows the same setting.
       const org = r.org;
       const token = (await t.as(org.users.MEMBER.token).post(`/api/v1/orgs/${org.slug}/monitoring/production-web/alert-webhook-token`)).body.token;

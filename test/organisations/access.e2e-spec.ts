@@ -80,6 +80,24 @@ describe('organisation access: role matrix and tenant isolation', () => {
     { name: 'GET compute', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/compute-information/organisation/${o.slug}` },
     { name: 'GET activity', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/organisations/${o.slug}/activity` },
     { name: 'GET audit events', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/orgs/${o.slug}/audit-events` },
+    { name: 'GET usage', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/orgs/${o.slug}/usage?groupBy=environment` },
+    { name: 'GET statements', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/orgs/${o.slug}/statements` },
+    { name: 'GET budgets', method: 'get', least: 'VIEWER', ok: 200, path: (o) => `/api/v1/orgs/${o.slug}/budgets` },
+    {
+      name: 'POST budgets',
+      method: 'post',
+      least: 'ADMIN',
+      ok: 200,
+      path: (o) => `/api/v1/orgs/${o.slug}/budgets`,
+      prepare: async () => ({ body: { name: `Budget ${++changeSeq}`, amount: '100', currency: 'EUR' } }),
+    },
+    {
+      name: 'GET statement',
+      method: 'get',
+      least: 'VIEWER',
+      ok: 404, // a period that has not begun: members learn that (404), outsiders do not (403)
+      path: (o) => `/api/v1/orgs/${o.slug}/statements/2999-01`,
+    },
     {
       name: 'GET cluster audit events',
       method: 'get',
@@ -210,6 +228,12 @@ describe('organisation access: role matrix and tenant isolation', () => {
         ['get', '/api/v1/compute-information/organisation/{organisationSlug}', '200'],
         ['get', '/api/v1/orgs/{organisationSlug}/audit-events', '200'],
         ['get', '/api/v1/orgs/{organisationSlug}/audit-events/{environmentSlug}/{cluster}', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/usage', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/statements', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/statements/{period}', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/usage/export', '200'],
+        ['get', '/api/v1/orgs/{organisationSlug}/budgets', '200'],
+        ['post', '/api/v1/orgs/{organisationSlug}/budgets', '200'],
         ['get', '/admin/v1/organisations', '200'],
       ];
       for (const [method, path, status] of expected) {

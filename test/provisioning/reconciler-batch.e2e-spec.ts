@@ -50,17 +50,18 @@ describe('reconciler records: the steps of several workers in one transaction', 
       const names = Array.from({ length: 6 }, (_, i) => `batched-${i}`);
       await createClusters(t, f, names);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
+      const original = driver.apply.bind(driver);
       let stolen = false;
-      const advance = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const advance = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         if (c.slug === 'batched-3' && !stolen) {
           stolen = true;
           // Meanwhile the lease expired and another replica claimed the cluster; this call ends after the others',
           // so its record waits in the queue behind the first (held) one.
           await new Promise((r) => setTimeout(r, 100));
-          await t.db.query(`UPDATE clusters SET reconcile_lease_token = gen_random_uuid() WHERE id = $1`, [c.id]);
+          await t.db.query(`UPDATE clusters SET reconcile_lease_token = gen_random_uuid() WHERE identity = $1`, [c.identity]);
         }
-        return original(c, step, now);
+        return original(req);
       });
       const records = watchRecords(t, 300);
       try {
@@ -96,11 +97,12 @@ describe('reconciler records: the steps of several workers in one transaction', 
       const names = Array.from({ length: 6 }, (_, i) => `mixed-${i}`);
       await createClusters(t, f, names);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
+      const original = driver.apply.bind(driver);
       // The broken cluster's driver call ends last, so its record is not the first (held) one but waits in the queue.
-      const advance = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const advance = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         if (c.slug === 'mixed-4') await new Promise((r) => setTimeout(r, 150));
-        return original(c, step, now);
+        return original(req);
       });
       const effects = t.get(ClusterStepEffects);
       const afterStep = jest.spyOn(effects, 'afterStep').mockImplementation(async (c) => {

@@ -33,15 +33,16 @@ describe('reconciler pipeline: claims ahead and records behind the next driver c
       const names = Array.from({ length: 8 }, (_, i) => `ahead-${i}`);
       await createClusters(t, f, names);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
+      const original = driver.apply.bind(driver);
       let inFlight = 0;
       let maxInFlight = 0;
       let leasesDuringCalls = 0;
-      const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         maxInFlight = Math.max(maxInFlight, ++inFlight);
         try {
           // The driver answers after its latency; by then the worker's next cluster is claimed.
-          const answer = await original(c, step, now);
+          const answer = await original(req);
           const { rows: [{ n }] } = await db.query(`SELECT count(*)::int AS n FROM clusters WHERE reconcile_lease_token IS NOT NULL`);
           leasesDuringCalls = Math.max(leasesDuringCalls, n);
           return answer;
@@ -81,11 +82,12 @@ describe('reconciler pipeline: claims ahead and records behind the next driver c
       const f = await createOrgFixture(t, { quota: 100 });
       await createClusters(t, f, ['slow-first', 'waits']);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
-      const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const original = driver.apply.bind(driver);
+      const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         // 700 ms > 2 s / 4: the cluster claimed ahead meanwhile has waited long enough to need a renewal.
         if (c.slug === 'slow-first') await new Promise((r) => setTimeout(r, 700));
-        return original(c, step, now);
+        return original(req);
       });
       const leases = t.get(ClusterLeases);
       const renewOriginal = leases.renew.bind(leases);

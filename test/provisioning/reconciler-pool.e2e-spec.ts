@@ -1,4 +1,4 @@
-import type { ClusterEntity } from '../../src/clusters/cluster.entity';
+import type { DesiredClusterSpec } from '../../src/cluster-drivers/driver-contract';
 import { CLUSTER_DRIVER, ClusterDriver } from '../../src/provisioning/cluster-driver';
 import { OBSERVE_BATCH_SIZE, ReconcilerService } from '../../src/provisioning/reconciler.service';
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, reconciler, settle } from '../clusters/cluster-fixtures';
@@ -53,13 +53,14 @@ describe('reconciler worker pool', () => {
       const names = Array.from({ length: 20 }, (_, i) => `pool-${String(i).padStart(2, '0')}`);
       await createClusters(t, f, names);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
+      const original = driver.apply.bind(driver);
       let inFlight = 0;
       let maxInFlight = 0;
-      const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         maxInFlight = Math.max(maxInFlight, ++inFlight);
         try {
-          return await original(c, step, now);
+          return await original(req);
         } finally {
           inFlight--;
         }
@@ -122,14 +123,15 @@ describe('a hung driver call', () => {
       const others = ['free-1', 'free-2', 'free-3', 'free-4', 'free-5'];
       await createClusters(t, f, ['stuck', ...others]);
       const driver = driverOf(t);
-      const original = driver.advance.bind(driver);
+      const original = driver.apply.bind(driver);
       let hung: Promise<unknown> = Promise.resolve();
-      const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+      const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
         if (c.slug === 'stuck') {
           hung = new Promise((r) => setTimeout(r, 2500)); // answers long after the 1 s limit
           await hung;
         }
-        return original(c, step, now);
+        return original(req);
       });
       try {
         const started = Date.now();
@@ -196,14 +198,15 @@ describe('reconciler leases: claim, call outside a transaction, record', () => {
   it('the driver is called while no transaction holds the cluster row', async () => {
     await createClusters(t, f, ['unlocked']);
     const driver = driverOf(t);
-    const original = driver.advance.bind(driver);
+    const original = driver.apply.bind(driver);
     const seenDuringCall: { locked: boolean; lease: Date | null }[] = [];
-    const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+    const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
       const runner = t.db.createQueryRunner();
       try {
         await runner.startTransaction();
         // NOWAIT fails at once if any transaction holds the row.
-        const [r] = await runner.query(`SELECT reconcile_lease_until AS lease FROM clusters WHERE id = $1 FOR UPDATE NOWAIT`, [c.id]);
+        const [r] = await runner.query(`SELECT reconcile_lease_until AS lease FROM clusters WHERE identity = $1 FOR UPDATE NOWAIT`, [c.identity]);
         seenDuringCall.push({ locked: false, lease: r.lease });
       } catch {
         seenDuringCall.push({ locked: true, lease: null });
@@ -211,7 +214,7 @@ describe('reconciler leases: claim, call outside a transaction, record', () => {
         await runner.rollbackTransaction().catch(() => undefined);
         await runner.release();
       }
-      return original(c, step, now);
+      return original(req);
     });
     try {
       expect(await reconciler(t).runOnce()).toBe(1);
@@ -252,15 +255,16 @@ describe('reconciler leases: claim, call outside a transaction, record', () => {
   it('a step whose lease was taken over while the driver worked is not recorded (the new holder records it once)', async () => {
     await createClusters(t, f, ['slowpoke']);
     const driver = driverOf(t);
-    const original = driver.advance.bind(driver);
+    const original = driver.apply.bind(driver);
     let stolen = false;
-    const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+    const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
       if (c.slug === 'slowpoke' && !stolen) {
         stolen = true;
         // Meanwhile the lease expired and another replica claimed the cluster.
-        await t.db.query(`UPDATE clusters SET reconcile_lease_token = gen_random_uuid() WHERE id = $1`, [c.id]);
+        await t.db.query(`UPDATE clusters SET reconcile_lease_token = gen_random_uuid() WHERE identity = $1`, [c.identity]);
       }
-      return original(c, step, now);
+      return original(req);
     });
     try {
       expect(await reconciler(t).runOnce()).toBe(0);
@@ -282,15 +286,16 @@ describe('reconciler leases: claim, call outside a transaction, record', () => {
     await settle(t);
     await t.as(f.users.member.token).patch(`${clustersPath(f)}/changing`).send({ status: 'stopping' }).expect(200);
     const driver = driverOf(t);
-    const original = driver.advance.bind(driver);
+    const original = driver.apply.bind(driver);
     let deleted = false;
-    const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+    const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
       if (c.slug === 'changing' && !deleted) {
         deleted = true;
         expect(step).toBe('stopping');
         await t.as(f.users.member.token).delete(`${clustersPath(f)}/changing`).expect(200);
       }
-      return original(c, step, now);
+      return original(req);
     });
     try {
       expect(await reconciler(t).runOnce()).toBe(0); // the stopping step is superseded by the delete request
@@ -311,7 +316,7 @@ describe('batch observation of settled clusters', () => {
   let f: OrgFixture;
   const METRICS_TOKEN = 'prometheus-scrape-token-0123456789';
   beforeAll(async () => {
-    t = await startTestApp({ METRICS_TOKEN, OBSERVE_EVERY_SECONDS: '60' });
+    t = await startTestApp({ METRICS_TOKEN, OBSERVE_EVERY_SECONDS: '60', FLEET_METRICS_ENABLED: 'true' });
     f = await createOrgFixture(t, { quota: 100 });
   });
   afterAll(() => t.close());
@@ -344,11 +349,11 @@ describe('batch observation of settled clusters', () => {
       [f.orgId],
     );
     const driver = driverOf(t);
-    const batches: ClusterEntity[][] = [];
+    const batches: DesiredClusterSpec[][] = [];
     const original = driver.observeMany.bind(driver);
-    const many = jest.spyOn(driver, 'observeMany').mockImplementation(async (clusters, now) => {
-      batches.push(clusters);
-      return original(clusters, now);
+    const many = jest.spyOn(driver, 'observeMany').mockImplementation(async (requests) => {
+      batches.push(requests.map((r) => r.cluster));
+      return original(requests);
     });
     const single = jest.spyOn(driver, 'observe');
     const observing = Date.now();
@@ -368,7 +373,7 @@ describe('batch observation of settled clusters', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(total);
     expect(sizes.length).toBeLessThanOrEqual(4);
     // Each cluster exactly once, and the oldest observations went first.
-    const ids = batches.flat().map((c) => Number(c.id));
+    const ids = batches.flat().map((c) => c.identity);
     expect(new Set(ids).size).toBe(total);
     const firstBatch = batches.find((b) => b.some((c) => c.slug === `bulk-${extra}`));
     expect(firstBatch).toBeDefined();

@@ -169,14 +169,15 @@ describe('provisioning reconciler', () => {
     await createCluster(t, f, 'crashy');
     await createCluster(t, f, 'steady');
     const driver = t.app.get<ClusterDriver>(CLUSTER_DRIVER as never);
-    const original = driver.advance.bind(driver);
+    const original = driver.apply.bind(driver);
     let thrown = false;
-    const spy = jest.spyOn(driver, 'advance').mockImplementation(async (c, step, now) => {
+    const spy = jest.spyOn(driver, 'apply').mockImplementation(async (req) => {
+        const { cluster: c, operation: { step } } = req;
       if (c.slug === 'crashy' && !thrown) {
         thrown = true;
         throw new Error('boom');
       }
-      return original(c, step, now);
+      return original(req);
     });
     try {
       expect(await reconciler(t).runOnce()).toBe(1); // steady moved, crashy did not

@@ -1,11 +1,15 @@
 import * as net from 'net';
 
+/** The CommandComplete message's tag of a COMMIT, as PostgreSQL sends it. */
+const COMMIT_COMPLETE = Buffer.from('COMMIT\0');
+
 /** A TCP proxy in front of PostgreSQL that a test can cut and restore, to simulate an outage. */
 export class TcpProxy {
   private server?: net.Server;
   private sockets = new Set<net.Socket>();
   private down = false;
   private frozen = false;
+  private commitTrap = false;
   port = 0;
 
   constructor(
@@ -35,7 +39,16 @@ export class TcpProxy {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
-      upstream.pipe(client);
+      upstream.on('data', (chunk: Buffer) => {
+        // The server's "COMMIT" command tag: the transaction is durable, and its client is never told.
+        if (this.commitTrap && chunk.includes(COMMIT_COMPLETE)) {
+          this.commitTrap = false;
+          drop();
+          return;
+        }
+        if (!client.write(chunk)) upstream.pause();
+      });
+      client.on('drain', () => upstream.resume());
       if (this.frozen) {
         client.pause();
         upstream.pause();
@@ -50,6 +63,14 @@ export class TcpProxy {
     this.down = true;
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+  }
+
+  /**
+   * Arms a one-shot trap: the next connection on which the server reports a COMMIT is dropped before that report
+   * reaches the client. The transaction committed; the client sees its connection die during COMMIT.
+   */
+  dropAtNextCommit(): void {
+    this.commitTrap = true;
   }
 
   /** Drops every open connection and keeps accepting new ones: what a backend killed by a failover looks like. */

@@ -12,7 +12,7 @@ import { hashToken } from '../../src/tokens/tokens.service';
 import { recordResponses } from './openapi-conformance';
 
 export const ADMIN_TOKEN = 'cms_test_bootstrap_admin_token_0123456789';
-export const TEST_ENCRYPTION_KEY = '00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff';
+export const TEST_ENCRYPTION_KEY = '001f300975b7c989d1a27fe6fff9895388f274531be7f3e2f3437ad628c7b1a9';
 
 function withDatabase(serverUrl: string, db: string): string {
   const url = new URL(serverUrl);

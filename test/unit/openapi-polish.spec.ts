@@ -83,12 +83,24 @@ describe('openapi-polish bounds', () => {
   it('bounds path parameters and lists the RateLimit headers on 2xx and 4xx answers of metered operations', () => {
     const op = (doc.paths['/api/v1/probes/{probeSlug}'] as Record<string, { parameters: { schema: Record<string, unknown> }[]; responses: Record<string, { headers?: Record<string, unknown> }> }>).post;
     expect(op.parameters[0].schema.maxLength).toBe(MAX_PATH_PARAM_LENGTH);
-    for (const status of ['200', '404']) {
-      expect(Object.keys(op.responses[status].headers ?? {})).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
-    }
+    // The 200 of a POST also says when it is a replayed answer (Idempotency-Key).
+    expect(Object.keys(op.responses['200'].headers ?? {})).toEqual(['Idempotent-Replayed', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
+    expect(Object.keys(op.responses['404'].headers ?? {})).toEqual(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']);
     expect(op.responses['500'].headers).toBeUndefined();
     const publicDoc = polishOpenApi(probeDocument(), new Set(['post /api/v1/probes/{probeSlug}']));
     const publicOp = (publicDoc.paths['/api/v1/probes/{probeSlug}'] as Record<string, { responses: Record<string, { headers?: unknown }> }>).post;
     expect(publicOp.responses['200'].headers).toBeUndefined();
+  });
+
+  it('gives an authenticated POST the Idempotency-Key header, its 409 and 422 answers; a public one none of them', () => {
+    const op = (doc.paths['/api/v1/probes/{probeSlug}'] as Record<string, { parameters: { name: string; in: string; required?: boolean }[]; responses: Record<string, { description?: string; headers?: Record<string, unknown> }> }>).post;
+    expect(op.parameters.find((p) => p.name === 'Idempotency-Key')).toMatchObject({ in: 'header', required: false });
+    expect(op.responses['409'].description).toMatch(/Idempotency-Key is still being processed/);
+    expect(Object.keys(op.responses['409'].headers ?? {})).toContain('Retry-After');
+    expect(op.responses['422'].description).toMatch(/Idempotency-Key was used for another request/);
+    const publicDoc = polishOpenApi(probeDocument(), new Set(['post /api/v1/probes/{probeSlug}']));
+    const publicOp = (publicDoc.paths['/api/v1/probes/{probeSlug}'] as Record<string, { parameters: { name: string }[]; responses: Record<string, unknown> }>).post;
+    expect(publicOp.parameters.map((p) => p.name)).toEqual(['probeSlug']);
+    expect(publicOp.responses['422']).toBeUndefined();
   });
 });
