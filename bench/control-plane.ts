@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import type { ChildProcess } from 'child_process';
+import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -39,6 +39,13 @@ const TOPOLOGIES = (process.env.BENCH_TOPOLOGIES ?? 'single,split').split(',');
 const BACKGROUND_POOL = process.env.BENCH_BACKGROUND_POOL_SIZE;
 /** BENCH_STATEMENTS=1: count the statements of each burst (pg_stat_statements), per step. */
 const STATEMENTS = process.env.BENCH_STATEMENTS === '1';
+/**
+ * BENCH_HTTP_DRIVER=1 (the default): at each latency above 0, one more burst (1 replica, single) through the example
+ * driver (drivers/example) running as its own process with that latency per call, registered through
+ * /admin/v1/cluster-drivers: the out-of-process protocol's cost beside the in-process simulated driver's.
+ */
+const HTTP_DRIVER = process.env.BENCH_HTTP_DRIVER !== '0';
+const DRIVER_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=';
 
 interface Replica {
   child: ChildProcess;
@@ -126,14 +133,16 @@ async function insertBurst(db: Client, tag: string): Promise<void> {
  * process with the loops off serves the GETs and one worker process (the same build, loops on) does the work:
  * the deploy/ topology.
  */
-async function burst(url: string, db: Client, counter: StatementCounter | null, latencyMs: number, replicas: number, topology: string, getCluster: string): Promise<Record<string, unknown>> {
+async function burst(url: string, db: Client, counter: StatementCounter | null, latencyMs: number, replicas: number, topology: string, getCluster: string, driver: 'simulated' | 'http' = 'simulated'): Promise<Record<string, unknown>> {
   const started: Replica[] = [];
+  let example: { child: ChildProcess; dir: string } | null = null;
   try {
-    const workerEnv = { SIMULATED_DRIVER_LATENCY_MS: String(latencyMs), OBSERVE_EVERY_SECONDS: '3600' };
+    const workerEnv = { SIMULATED_DRIVER_LATENCY_MS: String(driver === 'http' ? 0 : latencyMs), OBSERVE_EVERY_SECONDS: '3600' };
     if (topology === 'split') started.push(await startReplica(url, { ...workerEnv, BACKGROUND_JOBS_ENABLED: 'false' }));
     for (let i = 0; i < replicas; i++) started.push(await startReplica(url, workerEnv));
+    if (driver === 'http') example = await registerExampleDriver(started[0].port, latencyMs);
     const rest = await p99Get(started[0].port, getCluster, 5);
-    const tag = `burst-${latencyMs}ms-${replicas}r-${topology}`;
+    const tag = `burst-${latencyMs}ms-${replicas}r-${topology}${driver === 'http' ? '-http' : ''}`;
     const { rows: [{ n: auditBefore }] } = await db.query(`SELECT count(*)::int AS n FROM audit_events WHERE actor_username = 'system'`);
     const t0 = Date.now();
     await counter?.reset();
@@ -156,6 +165,7 @@ async function burst(url: string, db: Client, counter: StatementCounter | null, 
     const ideal = latencyMs > 0 ? (replicas * CONCURRENCY * 1000) / latencyMs : null;
     const result = {
       latencyMs,
+      driver,
       replicas,
       topology,
       clusters: BURST,
@@ -170,7 +180,7 @@ async function burst(url: string, db: Client, counter: StatementCounter | null, 
       getP99Ratio: +(busy.p99 / Math.max(rest.p99, 1)).toFixed(2),
       ...(statements ? { statementsPerStep: statements.statementsPerRequest, dbMsPerStep: statements.dbMsPerRequest, statements: statements.statements } : {}),
     };
-    const shape = topology === 'split' ? `API + ${replicas} worker(s)` : `${replicas} replica(s)`;
+    const shape = `${topology === 'split' ? `API + ${replicas} worker(s)` : `${replicas} replica(s)`}${driver === 'http' ? ', HTTP example driver' : ''}`;
     process.stdout.write(
       `  burst ${BURST} @ ${latencyMs} ms, ${shape}: ${steps} steps in ${result.seconds} s = ${stepsPerSecond}/s` +
         `${ideal ? ` (ideal ${ideal}/s, ratio ${result.ratioToIdeal})` : ''}${statements ? `; ${statements.statementsPerRequest} statements/step` : ''}; GET p99 ${rest.p99} ms at rest, ${busy.p99} ms during (x${result.getP99Ratio})\n`,
@@ -178,7 +188,36 @@ async function burst(url: string, db: Client, counter: StatementCounter | null, 
     return result;
   } finally {
     await stopReplicas(started);
+    if (example) {
+      // The registry refuses to drop a driver that serves clusters; the bench removes it behind the API's back, so
+      // the next bursts and the observation run on the simulated driver again.
+      await db.query(`DELETE FROM cluster_drivers`);
+      example.child.kill('SIGTERM');
+      fs.rmSync(example.dir, { recursive: true, force: true });
+    }
   }
+}
+
+/** The example driver as its own process with `latencyMs` per call, registered for platform_1 through the admin API. */
+async function registerExampleDriver(replicaPort: number, latencyMs: number): Promise<{ child: ChildProcess; dir: string }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-driver-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', '@swc-node/register', 'drivers/example/main.ts', '--port', String(port), '--latency-ms', String(latencyMs), '--step-ms', '50', '--state-file', path.join(dir, 'state.json')],
+    { cwd: ROOT, env: { ...process.env, EXAMPLE_DRIVER_SECRET: DRIVER_SECRET }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (c: Buffer) => c.toString().includes('listening') && resolve());
+    child.once('exit', (code) => reject(new Error(`the example driver exited (${code})`)));
+  });
+  const res = await fetch(`http://127.0.0.1:${replicaPort}/admin/v1/cluster-drivers`, {
+    method: 'POST',
+    headers: { authorization: `Token ${TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'bench-example', url: `http://127.0.0.1:${port}`, signingSecret: DRIVER_SECRET, cloudProviders: ['platform_1'], maxInFlight: 4 * CONCURRENCY }),
+  });
+  if (res.status !== 200) throw new Error(`registering the example driver answered ${res.status}: ${await res.text()}`);
+  return { child, dir };
 }
 
 async function observation(url: string, db: Client, replicas: number): Promise<Record<string, unknown>> {
@@ -240,16 +279,21 @@ async function main(): Promise<void> {
   const db = new Client({ connectionString: url });
   try {
     // The first replica migrates the database; then the fleet is seeded beside the bursts.
-    await stopReplicas([await startReplica(url, { BACKGROUND_JOBS_ENABLED: 'false' })]);
+    await stopReplicas([await startReplica(url, { BACKGROUND_JOBS_ENABLED: 'false', MIGRATE_AT_START: 'true' })]);
     await db.connect();
     process.stdout.write(`Seeding ${FLEET} settled clusters...\n`);
     const seed = await seedClusters(url, FLEET);
     const bursts: Record<string, unknown>[] = [];
     for (const latency of LATENCIES) {
       if (TOPOLOGIES.includes('single')) for (const replicas of REPLICAS) bursts.push(await burst(url, db, counter, latency, replicas, 'single', seed.clusterSlugs[3]));
+      if (HTTP_DRIVER && latency > 0) bursts.push(await burst(url, db, counter, latency, 1, 'single', seed.clusterSlugs[3], 'http'));
       if (TOPOLOGIES.includes('split')) bursts.push(await burst(url, db, counter, latency, 1, 'split', seed.clusterSlugs[3]));
     }
     report.bursts = bursts;
+    const of = (l: number, driver: string) => bursts.find((b) => b.latencyMs === l && b.replicas === 1 && b.topology === 'single' && b.driver === driver) as { stepsPerSecond: number; seconds: number } | undefined;
+    report.httpVsSimulated = Object.fromEntries(
+      LATENCIES.filter((l) => l > 0 && of(l, 'http') && of(l, 'simulated')).map((l) => [`${l}ms`, { stepsPerSecond: +(of(l, 'http')!.stepsPerSecond / of(l, 'simulated')!.stepsPerSecond).toFixed(2), burstSeconds: +(of(l, 'simulated')!.seconds / of(l, 'http')!.seconds).toFixed(2) }]),
+    );
     const byKey = (l: number, r: number) =>
       bursts.find((b) => b.latencyMs === l && b.replicas === r && b.topology === 'single') as { stepsPerSecond: number } | undefined;
     report.scaling = Object.fromEntries(
@@ -262,11 +306,12 @@ async function main(): Promise<void> {
       observationP99: `<= 2 x OBSERVE_EVERY_SECONDS (${2 * OBSERVE_EVERY_SECONDS} s)`,
       getP99DuringBurst: '<= 2x at rest in one process (single), <= 1.5x with a separate worker process (split)',
       reconcilerAt100ms: '>= 0.8 x workers / latency (128 steps/s for 16 workers)',
+      httpDriverAt100ms: '>= 0.8 x the simulated driver\'s steps/s in the same run (httpVsSimulated)',
     };
     fs.mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
     const out = process.env.BENCH_RESULT_FILE ?? 'control-plane.json';
     fs.writeFileSync(path.resolve(ROOT, 'bench', 'results', out), JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nresults: bench/results/${out}\n`);
+    process.stdout.write(`scaling 2 replicas / 1: ${JSON.stringify(report.scaling)}\nHTTP example driver / simulated: ${JSON.stringify(report.httpVsSimulated)}\nresults: bench/results/${out}\n`);
   } finally {
     await db.end().catch(() => undefined);
     await counter?.close().catch(() => undefined);

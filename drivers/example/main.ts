@@ -3,7 +3,7 @@ import { ExampleDriverServer } from './server';
 
 /**
  * npm run driver:example -- --port 9100 --secret whsec_... --state-file ./example-driver.json [--step-ms 1000]
- *   [--host 127.0.0.1] [--fault-delay-ms 10000] [--ignore-idempotency-keys]
+ *   [--host 127.0.0.1] [--latency-ms 0] [--fault-delay-ms 10000] [--ignore-idempotency-keys]
  * The secret may also come from EXAMPLE_DRIVER_SECRET (so it stays out of the process list).
  * --ignore-idempotency-keys makes the driver deliberately wrong (the conformance kit's negative test).
  */
@@ -16,6 +16,7 @@ async function main(): Promise<void> {
       'state-file': { type: 'string', default: 'example-driver-state.json' },
       'step-ms': { type: 'string', default: '1000' },
       'fault-delay-ms': { type: 'string', default: '10000' },
+      'latency-ms': { type: 'string', default: '0' },
       'ignore-idempotency-keys': { type: 'boolean', default: false },
     },
   });
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     stateFile: values['state-file']!,
     stepMs: Number(values['step-ms']),
     faultDelayMs: Number(values['fault-delay-ms']),
+    latencyMs: Number(values['latency-ms']),
     ignoreIdempotencyKeys: values['ignore-idempotency-keys'],
   });
   const port = await server.start();

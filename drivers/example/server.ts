@@ -13,7 +13,7 @@ import type {
   ObserveRequest,
 } from '../../src/cluster-drivers/driver-contract';
 import { ExampleCloud, type CloudOptions, type CloudState } from './example-cloud';
-import { readState, writeStateAtomically } from './state-file';
+import { readState, writeTextAtomically } from './state-file';
 
 /**
  * The example cluster driver: the protocol v1 (docs/driver-protocol.openapi.json) over Node's http server, in front of
@@ -36,6 +36,8 @@ export interface ExampleDriverOptions extends CloudOptions {
   stepMs?: number;
   /** How long an injected `timeout` fault keeps the call waiting. */
   faultDelayMs?: number;
+  /** Every call is answered this many milliseconds late (a remote cloud API's latency). */
+  latencyMs?: number;
 }
 
 const FAULTS = ['retryable', 'terminal', 'timeout', 'unavailable'] as const;
@@ -61,6 +63,8 @@ export class ExampleDriverServer {
   private readonly plannedFaults: { operation: string; fault: Fault; times: number }[] = [];
   private timer: NodeJS.Timeout | null = null;
   private dirty = false;
+  /** The write of the state under way: changes made meanwhile wait for the next one (group commit). */
+  private writing: Promise<void> | null = null;
 
   constructor(private readonly options: ExampleDriverOptions) {
     this.verifier = new Webhook(options.secret);
@@ -80,23 +84,18 @@ export class ExampleDriverServer {
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    this.persist();
+    await this.flush();
     this.server.closeAllConnections();
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
   private tick(): void {
     if (this.cloud.tick()) this.dirty = true;
-    this.persist();
+    if (this.dirty && !this.writing) void this.flush();
     const now = Date.now();
     for (const [id, at] of this.seenIds) if (now - at > REPLAY_WINDOW_MS * 2) this.seenIds.delete(id);
   }
 
-  private persist(): void {
-    if (!this.dirty) return;
-    writeStateAtomically(this.options.stateFile, this.cloud.snapshot);
-    this.dirty = false;
-  }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     try {
@@ -109,7 +108,18 @@ export class ExampleDriverServer {
       if (!OPERATIONS.includes(operation)) throw new HttpError(404, { message: `No operation ${req.method} ${url.pathname}` });
       if ((operation === 'capabilities') !== (req.method === 'GET')) throw new HttpError(405, { message: `${req.method} is not allowed on ${url.pathname}` });
       await this.injectedFault(operation, req.headers['x-driver-fault']);
-      send(res, 200, this.operate(operation, body));
+      let answer: unknown;
+      let failure: unknown = null;
+      try {
+        answer = this.operate(operation, body);
+      } catch (e) {
+        failure = e;
+      }
+      // A change is on disk before it is answered (a kill -9 after the answer loses nothing).
+      if (this.dirty || this.writing) await this.flush();
+      if (this.options.latencyMs) await new Promise((r) => setTimeout(r, this.options.latencyMs));
+      if (failure) throw failure;
+      send(res, 200, answer);
     } catch (e) {
       if (e instanceof HttpError) return send(res, e.status, e.body);
       send(res, 500, driverError('retryable', 'InternalError', 'The example driver failed unexpectedly'));
@@ -174,7 +184,23 @@ export class ExampleDriverServer {
 
   private markChanged(): void {
     this.dirty = true;
-    this.persist();
+  }
+
+  /**
+   * Resolves once every change made so far is on disk. One write (serialised at once, written without blocking the
+   * event loop: temporary file, fsync, rename) serves every change made before it started (group commit).
+   */
+  private async flush(): Promise<void> {
+    while (this.dirty || this.writing) {
+      if (this.writing) {
+        await this.writing;
+        continue;
+      }
+      this.dirty = false;
+      const text = JSON.stringify(this.cloud.snapshot);
+      this.writing = writeTextAtomically(this.options.stateFile, text).finally(() => (this.writing = null));
+      await this.writing;
+    }
   }
 
   private planFault(body: unknown): unknown {

@@ -1,11 +1,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-/**
- * The example driver's state on disk: one JSON document, replaced atomically (written to a temporary file in the same
- * folder, flushed, renamed over the old one, folder flushed), so a crash at any moment leaves either the old state or
- * the new one, never half of one.
- */
+/** The example driver's state on disk: one JSON document, replaced atomically. */
 export function readState<T>(file: string): T | null {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -15,23 +11,20 @@ export function readState<T>(file: string): T | null {
   }
 }
 
-export function writeStateAtomically(file: string, state: unknown): void {
+/**
+ * Replaces the state file with `text` atomically without blocking the event loop: a temporary file in the same folder,
+ * flushed, renamed over the old one; a crash at any moment leaves either the old state or the new one.
+ */
+export async function writeTextAtomically(file: string, text: string): Promise<void> {
   const dir = path.dirname(path.resolve(file));
-  fs.mkdirSync(dir, { recursive: true });
+  await fs.promises.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, 'w', 0o600);
+  const handle = await fs.promises.open(tmp, 'w', 0o600);
   try {
-    fs.writeSync(fd, JSON.stringify(state));
-    fs.fsyncSync(fd);
+    await handle.writeFile(text);
+    await handle.sync();
   } finally {
-    fs.closeSync(fd);
+    await handle.close();
   }
-  fs.renameSync(tmp, file);
-  try {
-    const dfd = fs.openSync(dir, 'r');
-    fs.fsyncSync(dfd);
-    fs.closeSync(dfd);
-  } catch {
-    // Flushing a folder is not supported everywhere; the rename itself is atomic.
-  }
+  await fs.promises.rename(tmp, file);
 }

@@ -105,7 +105,7 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
     accepts: notBefore,
     render: (r) => {
       const rows = r.bursts.map((b: Json) => [
-        `${b.latencyMs} ms`,
+        `${b.latencyMs} ms${b.driver === 'http' ? ' (HTTP example driver)' : ''}`,
         b.replicas,
         b.topology ?? 'single',
         n(b.clusters),
