@@ -1,3 +1,4 @@
+import { DatabaseOutageLog } from './database-outage-log';
 import helmet, { HelmetOptions } from 'helmet';
 import rateLimit from '@fastify/rate-limit';
 import { BadRequestException } from '@nestjs/common';
@@ -62,24 +63,6 @@ function guardedRoutes(app: NestFastifyApplication): Set<string> {
   }
   return keys;
 }
-
-/**
- * One error line when requests start failing because the database is unreachable, one info line when a
- * request succeeds again: an outage is visible without a line per failed request.
- */
-const databaseOutage = {
-  down: false,
-  observe(request: FastifyRequest, status: number, log: FastifyRequest['log']): void {
-    const unavailable = (request.raw as { databaseUnavailable?: boolean }).databaseUnavailable === true;
-    if (unavailable && !this.down) {
-      this.down = true;
-      log.error({ event: 'database_unavailable' }, 'The database is unreachable; requests answer 503 until it returns');
-    } else if (!unavailable && this.down && status < 500 && request.routeOptions?.url !== '/health') {
-      this.down = false;
-      log.info({ event: 'database_available' }, 'The database is reachable again');
-    }
-  },
-};
 
 /** Helmet's settings: Swagger UI needs inline styles and data: images; everything else stays on 'self'. */
 const HELMET_OPTIONS: HelmetOptions = {
@@ -169,10 +152,17 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
     done(violation ? new BodyShapeError(violation) : undefined);
   });
 
+  // A database outage is logged as a few summary lines instead of one line per failed request.
+  const outage = new DatabaseOutageLog(fastify.log, metrics);
+  fastify.addHook('onClose', (_instance, done) => {
+    outage.close();
+    done();
+  });
   fastify.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';
     const status = reply.statusCode;
     metrics.httpDuration.observe({ method: request.method, route, status: String(status) }, reply.elapsedTime / 1000);
+    if (outage.observe(request, status)) return done();
     // One line per request: 5xx error, 4xx warn (401/404 storms show), the rest info. No headers, no bodies.
     const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
     const log = request.log as FastifyRequest['log'] & { isLevelEnabled?: (level: string) => boolean };
@@ -191,7 +181,6 @@ export async function hardenHttp(app: NestFastifyApplication, config: AppConfig)
       };
       log[level](line, level === 'error' ? 'request failed' : level === 'warn' ? 'request refused' : 'request completed');
     }
-    databaseOutage.observe(request, status, request.log);
     done();
   });
 }

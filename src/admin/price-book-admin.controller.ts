@@ -6,7 +6,7 @@ import { PlatformAdminOnly } from '../common/route-access';
 import { CreatePriceBookEntryRequest, PriceBookEntryResponse, UpdatePriceBookEntryRequest } from '../metering/dto/price-book.dto';
 import { PRICE_BOOK_SORTABLE, PriceBookService } from '../metering/price-book.service';
 
-const ENTRY_ID = { name: 'entryIdentity', format: 'uuid', example: '6f1c7a2e-4b0d-4f7e-9d3a-2c5b8e1f0a47' };
+const ENTRY_ID = { name: 'entryIdentity', format: 'uuid' };
 
 /** The price book usage is priced with (docs/metering.md), for platform administrators (everyone else 403). */
 @ApiTags('Platform administration')

@@ -134,6 +134,7 @@ export class PrincipalCache implements OnModuleInit, OnModuleDestroy, EntitySubs
     this.listener = new NotifyListener((this.dataSource.options as { url?: string }).url, {
       applicationName: PRINCIPAL_CACHE_LISTENER_APPLICATION_NAME,
       purpose: 'the principal cache',
+      metrics: this.metrics,
       fallback: `cached principals still expire within PRINCIPAL_CACHE_TTL_MS (${this.ttlMs} ms)`,
       onListening: () => {
         this.listening = true;

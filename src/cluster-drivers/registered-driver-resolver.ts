@@ -58,7 +58,7 @@ export class RegisteredDriverResolver extends ClusterDriverResolver implements O
   constructor(
     private readonly dataSource: DataSource,
     private readonly secrets: SecretBox,
-    metrics: MetricsService,
+    private readonly metrics: MetricsService,
   ) {
     super();
     const clients = this.clients;
@@ -97,6 +97,7 @@ export class RegisteredDriverResolver extends ClusterDriverResolver implements O
     this.listener = new NotifyListener((this.dataSource.options as { url?: string }).url, {
       applicationName: CLUSTER_DRIVERS_LISTENER_APPLICATION_NAME,
       purpose: 'the cluster driver registry',
+      metrics: this.metrics,
       fallback: `the registry is read again every ${UNLISTENED_RELOAD_MS} ms`,
       onListening: () => {
         this.listening = true;

@@ -59,6 +59,10 @@ export function buildDataSourceOptions(url: string, tuning: DatabaseTuning = {})
       query_timeout: statementTimeoutMs,
       idle_in_transaction_session_timeout: statementTimeoutMs && statementTimeoutMs * 6,
       application_name: tuning.applicationName ?? APPLICATION_NAME,
+      // TCP keepalive: a connection to a server that a network partition cut off without a reset is found dead
+      // by the kernel instead of hanging until a statement's timeout (also on the LISTEN connections).
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
     },
   };
 }

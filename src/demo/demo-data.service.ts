@@ -15,7 +15,7 @@ import { CreateClusterRequest } from '../clusters/dto/cluster.dto';
 import { CreateClusterCommand, CreateClusterUseCase } from '../clusters/use-cases/create-cluster.use-case';
 import { Clock } from '../common/clock';
 import { flattenValidationErrors } from '../common/errors';
-import { pinIdentities } from '../common/pinned-identities';
+import { newIdentity, pinIdentities } from '../common/pinned-identities';
 import { AppConfig } from '../config/app-config';
 import { CreateEnvironmentRequest } from '../environments/dto/environment.dto';
 import { EnvironmentsService } from '../environments/environments.service';
@@ -30,6 +30,9 @@ import { ClusterPoliciesService } from '../policies/cluster-policies.service';
 import { CreateClusterPolicyRequest } from '../policies/dto/cluster-policy.dto';
 import { CreateScheduledClusterUpgradeRequest } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
 import { UpgradesService } from '../upgrades/upgrades.service';
+import { BudgetsService } from '../metering/budgets.service';
+import { CreateBudgetRequest } from '../metering/dto/budget.dto';
+import { StatementCloser } from '../metering/statement-closer.service';
 import { UserEntity } from '../identity/user.entity';
 import { CreateWebhookRequest } from '../webhooks/dto/webhook.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
@@ -76,6 +79,8 @@ export class DemoDataService {
     private readonly upgrades: UpgradesService,
     private readonly webhooks: WebhooksService,
     private readonly policies: ClusterPoliciesService,
+    private readonly budgets: BudgetsService,
+    private readonly statements: StatementCloser,
   ) {}
 
   /** Creates the demo organisation when enabled and the database is fresh; returns whether it did. */
@@ -107,11 +112,14 @@ export class DemoDataService {
       }),
     );
     if (created) {
+      // Last month's statement of the demo usage, closed now rather than at the job's next pass.
+      await this.statements.runOnce();
       this.logger.log(`Demo organisation '${DEMO_SLUGS.organisation}' created`);
       this.startupNotice = [
         `Demo organisation '${DEMO_SLUGS.organisation}' (owner: the bootstrap administrator) was created on this first start:`,
         `  environment ${DEMO_SLUGS.environment}, cluster ${DEMO_SLUGS.cluster} (provisioned by the simulated driver in the background),`,
-        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert, a disabled webhook and a cluster policy.',
+        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert, a disabled webhook and a cluster policy,',
+        '  a price book, a month of usage with its statement, and a budget.',
         "  Swagger UI's pre-filled example values address them. Start with DEMO_DATA=false for an empty service.",
       ].join('\n');
     }
@@ -171,6 +179,7 @@ export class DemoDataService {
         }),
       ),
     );
+    await this.seedUsage(org);
     const windowStart = new Date(this.clock.now().getTime() + 7 * 24 * 3600 * 1000);
     await this.upgrades.adminCreate(
       admin,
@@ -247,6 +256,49 @@ export class DemoDataService {
         ],
       },
     );
+  }
+
+  /**
+   * A month of usage to look at (docs/metering.md): a price book from the start of last month (UTC), the demo cluster's
+   * ledger reaching back there (its workers pool ran 4 nodes for the first ten days, then 2), and a monthly budget.
+   * History is written straight into the ledger and the price book: the API never writes the past.
+   */
+  private async seedUsage(org: OrganisationEntity): Promise<void> {
+    const tx = this.txHost.tx;
+    const now = this.clock.now();
+    const from = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - 1, 1));
+    const tenDays = new Date(from.getTime() + 10 * 24 * 3600 * 1000);
+    const prices: [string, string | null, boolean | null, string, string][] = [
+      ['CONTROL_PLANE', null, false, '0.10', '0.09'],
+      ['CONTROL_PLANE', null, true, '0.30', '0.27'],
+      ['NODE', 'm5.large', null, '0.096', '0.09'],
+      ['NODE', 'm5.xlarge', null, '0.192', '0.18'],
+    ];
+    for (const [kind, nodeType, ha, list, business] of prices) {
+      await tx.query(
+        `INSERT INTO price_book_entries (identity, kind, cloud_provider, region, node_type, highly_available, currency, list_price_per_hour,
+                                         organisation_type_prices, effective_from, created_at, modified_at)
+         VALUES ($1, $2, 'platform_1', 'eu-central-1', $3, $4, 'EUR', $5::numeric, $6::jsonb, $7, $8, $8)`,
+        [newIdentity('price_book_entries'), kind, nodeType, ha, list, JSON.stringify({ BUSINESS: business }), from, now],
+      );
+    }
+    await tx.query(`UPDATE usage_intervals SET started_at = $2 WHERE organisation_id = $1 AND ended_at IS NULL AND node_pool_name IS DISTINCT FROM 'workers'`, [
+      org.id,
+      from,
+    ]);
+    await tx.query(
+      `INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name,
+                                    cloud_provider, region, node_pool_id, node_pool_identity, node_pool_name, node_type, node_count, started_at, ended_at)
+       SELECT kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name, cloud_provider, region,
+              node_pool_id, node_pool_identity, node_pool_name, node_type, 4, $2, $3
+         FROM usage_intervals WHERE organisation_id = $1 AND ended_at IS NULL AND node_pool_name = 'workers'`,
+      [org.id, from, tenDays],
+    );
+    await tx.query(`UPDATE usage_intervals SET started_at = $2 WHERE organisation_id = $1 AND ended_at IS NULL AND node_pool_name = 'workers'`, [
+      org.id,
+      tenDays,
+    ]);
+    await this.budgets.create(org, body(CreateBudgetRequest, { name: 'Monthly platform spend', amount: '500', currency: 'EUR' }));
   }
 
   /** Writes the audit entries recorded so far, as the audit interceptor does for a request. */

@@ -33,6 +33,9 @@ export const DEMO_IDENTITIES = {
   clusterPolicy: 'ac3e0000-0000-4000-8000-00000000000c',
   /** A platform policy (no organisation), for /admin/v1/cluster-policies. */
   platformPolicy: 'ac3e0000-0000-4000-8000-00000000000d',
+  /** The price book's first entry (control plane), for /admin/v1/price-book. */
+  priceBookEntry: 'ac3e0000-0000-4000-8000-00000000000e',
+  budget: 'ac3e0000-0000-4000-8000-00000000000f',
 } as const;
 
 /** Which table each identity is pinned for while the seeder runs (src/common/pinned-identities.ts). */
@@ -50,6 +53,8 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
   webhook: 'webhook_subscriptions',
   clusterPolicy: 'cluster_policies',
   platformPolicy: 'cluster_policies',
+  priceBookEntry: 'price_book_entries',
+  budget: 'budgets',
 };
 
 /** The example of each slug path parameter, by parameter name. */
@@ -77,6 +82,8 @@ export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   identity: DEMO_IDENTITIES.scheduledClusterUpgrade,
   webhookIdentity: DEMO_IDENTITIES.webhook,
   policyIdentity: DEMO_IDENTITIES.clusterPolicy,
+  entryIdentity: DEMO_IDENTITIES.priceBookEntry,
+  budgetIdentity: DEMO_IDENTITIES.budget,
 };
 
 /** The example of an identity path parameter of `path`: the platform policy on /admin routes, else by name. */

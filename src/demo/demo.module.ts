@@ -3,6 +3,7 @@ import { CloudAccountsModule } from '../cloud-accounts/cloud-accounts.module';
 import { ClustersModule } from '../clusters/clusters.module';
 import { EnvironmentsModule } from '../environments/environments.module';
 import { MaintenanceModule } from '../maintenance/maintenance.module';
+import { MeteringModule } from '../metering/metering.module';
 import { ObservabilityModule } from '../observability/observability.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
@@ -22,6 +23,7 @@ import { DemoDataService } from './demo-data.service';
     UpgradesModule,
     WebhooksModule,
     PoliciesModule,
+    MeteringModule,
   ],
   providers: [DemoDataService],
   exports: [DemoDataService],

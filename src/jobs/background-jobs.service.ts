@@ -50,7 +50,7 @@ export class BackgroundJobs implements OnApplicationBootstrap, OnModuleDestroy {
     loop.start(this.registry);
     const channel = loop.schedule.listen;
     if (!channel) return;
-    this.listener ??= new NotifyListener((this.dataSource.options as { url?: string }).url);
+    this.listener ??= new NotifyListener((this.dataSource.options as { url?: string }).url, { metrics: this.metrics });
     this.listener.add(channel, () => loop.wake());
   }
 }

@@ -7,7 +7,7 @@ import { OrgContext, OrganisationContext } from '../identity/organisation-contex
 import { BUDGET_SORTABLE, BudgetsService } from './budgets.service';
 import { BudgetResponse, CreateBudgetRequest, UpdateBudgetRequest } from './dto/budget.dto';
 
-const BUDGET_ID = { name: 'budgetIdentity', format: 'uuid', example: '1c9e4b7a-3f2d-4a6b-8e5c-7d0f2a1b3c4d' };
+const BUDGET_ID = { name: 'budgetIdentity', format: 'uuid' };
 
 /** Monthly budgets of an organisation or one of its environments (docs/metering.md). */
 @ApiTags('Usage and statements')

@@ -8,6 +8,7 @@ import { AuditService } from '../audit/audit.service';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { Page, PageQueryDto, orderBySql, toPage, toPageRequest } from '../common/paging';
+import { newIdentity } from '../common/pinned-identities';
 import { isUuid } from '../common/uuid';
 import type { OrganisationEntity } from '../identity/organisation.entity';
 import { SYSTEM_ACTOR } from '../identity/principal';
@@ -112,9 +113,9 @@ export class BudgetsService implements BackgroundJob<number> {
     if (taken) throw new ConflictException(`Organisation '${org.slug}' has a budget named '${req.name}' already.`);
     const now = this.clock.now();
     const [{ identity }] = await this.q(
-      `INSERT INTO budgets (organisation_id, environment_id, name, amount, currency, thresholds, created_at, modified_at)
-       VALUES ($1, $2, $3, $4::numeric, $5, $6::jsonb, $7, $7) RETURNING identity`,
-      [org.id, envId, req.name, req.amount, req.currency, JSON.stringify(thresholds), now],
+      `INSERT INTO budgets (organisation_id, environment_id, name, amount, currency, thresholds, created_at, modified_at, identity)
+       VALUES ($1, $2, $3, $4::numeric, $5, $6::jsonb, $7, $7, $8) RETURNING identity`,
+      [org.id, envId, req.name, req.amount, req.currency, JSON.stringify(thresholds), now, newIdentity('budgets')],
     );
     const row = await this.find(org, identity);
     this.recorder.record({

@@ -6,6 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { Clock } from '../common/clock';
 import { ValidationFailedException } from '../common/errors';
 import { orderBySql, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { newIdentity } from '../common/pinned-identities';
 import { isUuid } from '../common/uuid';
 import {
   CreatePriceBookEntryRequest,
@@ -108,8 +109,8 @@ export class PriceBookService {
     }
     const [{ identity }] = await this.tx.query(
       `INSERT INTO price_book_entries (kind, cloud_provider, region, node_type, highly_available, currency, list_price_per_hour,
-                                       organisation_type_prices, effective_from, effective_to, created_at, modified_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::jsonb, $9, $10, $11, $11) RETURNING identity`,
+                                       organisation_type_prices, effective_from, effective_to, created_at, modified_at, identity)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::numeric, $8::jsonb, $9, $10, $11, $11, $12) RETURNING identity`,
       [
         req.kind,
         req.cloudProvider,
@@ -122,6 +123,7 @@ export class PriceBookService {
         from,
         to,
         now,
+        newIdentity('price_book_entries'),
       ],
     );
     const row = await this.find(identity);

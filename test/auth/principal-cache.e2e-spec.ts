@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { AfterQueryEvent, EntitySubscriberInterface } from 'typeorm';
 import { PRINCIPAL_CACHE_LISTENER_APPLICATION_NAME, PrincipalCache } from '../../src/auth/principal-cache';
-import { LISTEN_RETRY_MS } from '../../src/jobs/notify-listener';
+import { LISTEN_RETRY_MAX_MS } from '../../src/jobs/notify-listener';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { createTestDatabase, startTestApp, TestApp, TestUser } from '../support/test-app';
 import { waitFor } from '../webhooks/receiver';
@@ -211,7 +211,12 @@ describe('principal cache without its LISTEN connection', () => {
   let other: TestUser;
   let org: { id: number; slug: string; memberIdentities: string[] };
 
+  /**
+   * Ends B's LISTEN connection and keeps it from being made again (a login event trigger refuses its
+   * application_name) until `allowListener`: the listener tries again at once and then with backoff.
+   */
   const killListener = async () => {
+    await writer.db.query(`UPDATE refuse_listener SET refused = true`);
     const rows = await writer.db.query(
       `SELECT pg_terminate_backend(pid) AS killed FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`,
       [PRINCIPAL_CACHE_LISTENER_APPLICATION_NAME],
@@ -220,10 +225,23 @@ describe('principal cache without its LISTEN connection', () => {
     await waitFor(() => !b.get(PrincipalCache).isListening, 5000);
   };
 
+  const allowListener = () => writer.db.query(`UPDATE refuse_listener SET refused = false`);
+
   beforeAll(async () => {
     const url = await createTestDatabase();
     // The writer does not cache (and so has no listener): the one listener in the database is B's.
     writer = await startTestApp({ PRINCIPAL_CACHE_TTL_MS: '0' }, url);
+    await writer.db.query(`CREATE TABLE refuse_listener (refused boolean NOT NULL)`);
+    await writer.db.query(`INSERT INTO refuse_listener VALUES (false)`);
+    await writer.db.query(`
+      CREATE FUNCTION refuse_listener() RETURNS event_trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF current_setting('application_name') = '${PRINCIPAL_CACHE_LISTENER_APPLICATION_NAME}'
+           AND (SELECT refused FROM refuse_listener) THEN
+          RAISE EXCEPTION 'the test refuses the principal cache listener';
+        END IF;
+      END $$`);
+    await writer.db.query(`CREATE EVENT TRIGGER refuse_listener ON login EXECUTE FUNCTION refuse_listener()`);
     b = await startTestApp({ PRINCIPAL_CACHE_TTL_MS: String(TTL_MS) }, url);
     member = await writer.createUser('member');
     other = await writer.createUser('other');
@@ -264,7 +282,9 @@ describe('principal cache without its LISTEN connection', () => {
     await b.as(other.token).get('/api/v1/organisations/beta').expect(200);
     expect(cache.size).toBeGreaterThan(0);
     await writer.db.query(`UPDATE organisation_members SET role = 'VIEWER' WHERE identity = $1`, [org.memberIdentities[1]]);
-    await waitFor(() => cache.isListening, LISTEN_RETRY_MS + 5000);
+    await allowListener();
+    // The next attempt comes after the backoff reached meanwhile (at most LISTEN_RETRY_MAX_MS).
+    await waitFor(() => cache.isListening, LISTEN_RETRY_MAX_MS + 5000);
     // The connection is back: everything cached before it was made is gone.
     expect(cache.size).toBe(0);
     expect(await invalidations(b, 'listener')).toBe(listenerInvalidations + 2);
@@ -276,7 +296,7 @@ describe('principal cache without its LISTEN connection', () => {
     await b.as(other.token).get('/api/v1/organisations/beta').expect(200);
     await writer.db.query(`DELETE FROM organisation_members WHERE identity = $1`, [org.memberIdentities[1]]);
     expect(await untilStatus(() => b.as(other.token).get('/api/v1/organisations/beta'), 403, 1000)).toBeLessThan(1000);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe('principal cache bounds', () => {

@@ -26763,6 +26763,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
                 budgetIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -26869,6 +26870,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
                 budgetIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -26980,6 +26982,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000f */
                 budgetIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -32905,6 +32908,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;
@@ -33009,6 +33013,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;
@@ -33130,6 +33135,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @example ac3e0000-0000-4000-8000-00000000000e */
                 entryIdentity: string;
             };
             cookie?: never;

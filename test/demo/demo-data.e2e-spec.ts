@@ -88,6 +88,29 @@ describe('Demo data on a fresh install', () => {
     );
   });
 
+  it('shows a month of usage, its statement and a budget (issue 41)', async () => {
+    const admin = t.admin();
+    const list = await admin.get('/api/v1/orgs/acme/statements').expect(200);
+    const [current, last] = list.body.content;
+    expect(current.status).toBe('OPEN');
+    const now = new Date();
+    // Closed at the first start, unless that was within the grace hour after the month ended.
+    if (now.getTime() - Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1) > 3_600_000) expect(last.status).toBe('CLOSED');
+    const statement = await admin.get(`/api/v1/orgs/acme/statements/${last.period}`).expect(200);
+    const days = (Date.parse(statement.body.periodEnd) - Date.parse(statement.body.periodStart)) / 86_400_000;
+    expect(statement.body.lines.map((l: Record<string, string>) => [l.resource, l.nodePoolName, l.unitPrice, l.quantity])).toEqual([
+      ['CONTROL_PLANE', null, '0.09', `${days * 24}.000000`],
+      ['NODES', 'system', '0.09', `${days * 24 * 2}.000000`],
+      ['NODES', 'workers', '0.18', `${10 * 24 * 4 + (days - 10) * 24 * 2}.000000`],
+    ]);
+    expect(Number(statement.body.totals.billedCost)).toBeGreaterThan(0);
+    const usage = await admin.get('/api/v1/orgs/acme/usage?groupBy=nodeType').expect(200);
+    expect(usage.body.groups.map((g: { nodeType: string | null }) => g.nodeType)).toEqual([null, 'm5.large', 'm5.xlarge']);
+    const budget = await admin.get(`/api/v1/orgs/acme/budgets/${DEMO_IDENTITIES.budget}`).expect(200);
+    expect(budget.body).toMatchObject({ name: 'Monthly platform spend', amount: '500.00', currency: 'EUR' });
+    await admin.get(`/admin/v1/price-book/${DEMO_IDENTITIES.priceBookEntry}`).expect(200);
+  });
+
   it("the demo webhook sends nothing (disabled: no ping), and the API's own creates still check the address", async () => {
     const ping = await t.admin().post(`/api/v1/orgs/acme/webhooks/${DEMO_IDENTITIES.webhook}/ping`);
     expect(ping.status).toBe(409);

@@ -1,7 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BackgroundJob, JobStoppedError, PassContext } from '../../src/jobs/background-job';
 import { BackgroundJobs } from '../../src/jobs/background-jobs.service';
-import { LISTEN_RETRY_MS, LISTENER_APPLICATION_NAME } from '../../src/jobs/notify-listener';
+import { LISTEN_RETRY_MIN_MS, LISTENER_APPLICATION_NAME } from '../../src/jobs/notify-listener';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { waitFor } from '../webhooks/receiver';
 import { startTestApp, TestApp } from '../support/test-app';
@@ -116,11 +116,11 @@ describe('background jobs', () => {
       jobs.register(job, { name: 'probe-failing', everyMs: 20 });
       await waitFor(() => job.passes >= 3);
       await sleep(30);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-failing', outcome: 'failed' })).toBe(1);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-failing', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-failing' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-failing', outcome: 'failed' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-failing', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-failing' })).toBe(1);
       const text = await t.get(MetricsService).registry.metrics();
-      const passes = Number(/cms_job_pass_duration_seconds_count\{job="probe-failing"\} (\d+)/.exec(text)?.[1]);
+      const passes = Number(/cms_job_pass_duration_seconds_count\{loop="probe-failing"\} (\d+)/.exec(text)?.[1]);
       expect(passes).toBeGreaterThanOrEqual(3);
     });
 
@@ -129,16 +129,16 @@ describe('background jobs', () => {
       const loop = jobs.register(job, { name: 'probe-item-errors', everyMs: 0 });
       job.then = async (ctx) => ctx.error(new Error('one item'), { item: 1 }, 'An item failed');
       await loop.runPass();
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-item-errors' })).toBe(1);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-item-errors', outcome: 'ok' })).toBe(1);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-item-errors' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-item-errors', outcome: 'ok' })).toBe(1);
       job.then = async (ctx) => {
         const err = new Error('a table');
         ctx.error(err, {}, 'A table failed');
         throw err;
       };
       await expect(loop.runPass()).rejects.toThrow('a table');
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-item-errors' })).toBe(2);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-item-errors', outcome: 'failed' })).toBe(1);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-item-errors' })).toBe(2);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-item-errors', outcome: 'failed' })).toBe(1);
     });
 
     it('runs the first pass after its delay with jitter, then waits for the interval', async () => {
@@ -171,7 +171,7 @@ describe('background jobs', () => {
       await t.db.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1`, [
         LISTENER_APPLICATION_NAME,
       ]);
-      await waitFor(() => job.passes === 2, LISTEN_RETRY_MS + 3000);
+      await waitFor(() => job.passes === 2, LISTEN_RETRY_MIN_MS + 3000);
       await sleep(100);
       await t.db.query(`SELECT pg_notify('cms_probe_wake', 'x')`);
       await waitFor(() => job.passes === 3, 3000);
@@ -217,7 +217,7 @@ describe('background jobs', () => {
       for (const name of loops) expect(registry.doesExist('interval', `job:${name}`)).toBe(true);
       for (const job of ['reconciler', 'scheduler', 'webhooks']) {
         const until = Date.now() + 10_000;
-        while (((await metric(t, 'cms_job_passes_total', { job, outcome: 'ok' })) ?? 0) === 0) {
+        while (((await metric(t, 'cms_job_passes_total', { loop: job, outcome: 'ok' })) ?? 0) === 0) {
           if (Date.now() > until) throw new Error(`no pass of ${job} counted`);
           await sleep(20);
         }
