@@ -106,7 +106,18 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
         '20 fields. An empty body with Content-Type application/json is a request without a body.',
     )
     .setVersion(SERVICE_VERSION)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description:
+          'Start here. Type the whole header value: the word `Token`, a space, then your personal access token, e.g. ' +
+          '`Token cms_...` (this scheme sends what you type as it is). A fresh install printed an administrator\'s token at ' +
+          'its first start (also in `.data/admin-token`); POST /sts/v1/personal-access-tokens makes more.',
+      },
+      'token',
+    )
     .addBearerAuth(
       {
         type: 'http',

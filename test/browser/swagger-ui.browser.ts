@@ -71,6 +71,20 @@ export const SENSIBLE_4XX: Record<string, { status: string; reason: string }> = 
     status: '409',
     reason: 'the demo cluster uses the account; an account can be deleted 24 hours after its last cluster is deleted (the message says from when)',
   },
+  ...Object.fromEntries(
+    ['platform_2', 'platform_3', 'platform_4', 'platform_5', 'platform_6', 'platform_7', 'byon', 'none', 'empty'].map((type) => [
+      `POST /api/v1/orgs/{organisationSlug}/cloud-accounts/{cloudAccountIdentity}/credentials/${type}`,
+      { status: '400', reason: `the demo cloud account is on platform_1; ${type} credentials belong to an account of that provider (the message says so)` },
+    ]),
+  ),
+  'POST /api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/pools/{nodePoolIdentity}/join-config': {
+    status: '409',
+    reason: 'the demo cluster runs on a cloud provider: its pools get nodes from the provider, only bring-your-own-node pools have join configs',
+  },
+  'DELETE /api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/pools/{nodePoolIdentity}/join-tokens': {
+    status: '409',
+    reason: 'the demo cluster runs on a cloud provider: only bring-your-own-node pools have join tokens',
+  },
   'DELETE /api/v1/organisations/{organisationIdentity}': {
     status: '409',
     reason: 'the demo organisation still holds its cluster until the deletion requested just before completes',
@@ -168,6 +182,12 @@ async function tryOperation(page: Page, id: string, name: string, screenshotFile
   try {
     const status = await execute(op);
     outcome = { operation: name, status, ok: /^2\d\d$/.test(status) || SENSIBLE_4XX[name]?.status === status };
+    if (!outcome.ok) {
+      // The answer's message, for the summary.
+      const body = await op.locator('.live-responses-table .response-col_description pre').first().innerText().catch(() => '');
+      const message = /"message":\s*"([^"]*)"/.exec(body)?.[1];
+      if (message) outcome.status += ` ${message.slice(0, 200)}`;
+    }
   } catch (e) {
     outcome = { operation: name, status: `no response (${(e as Error).message.split('\n')[0]})`, ok: false };
   }

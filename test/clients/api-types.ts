@@ -3072,7 +3072,7 @@ export interface components {
         CreateClusterNodePoolDto: {
             /**
              * @description Default: the first free of pool-1, pool-2, ... in the cluster
-             * @example workers
+             * @example batch
              */
             name?: string;
             /**
@@ -3268,10 +3268,7 @@ export interface components {
             scope: "NO_UPGRADES" | "NO_MINOR_UPGRADES";
         };
         ClusterReferenceRequest: {
-            /**
-             * Format: uuid
-             * @example ac3e0000-0000-4000-8000-00000000000a
-             */
+            /** Format: uuid */
             identity: string;
         };
         /** @description A field left out keeps its current value. addons merges into the current add-ons; ipWhitelist and clusterAutoscalerSettings replace theirs. */
@@ -3341,7 +3338,6 @@ export interface components {
             /**
              * Format: uuid
              * @description null (or "", which the original Terraform provider sends for no schedule) detaches the schedule
-             * @example ac3e0000-0000-4000-8000-000000000007
              */
             maintenanceScheduleIdentity?: string | null;
             /**
@@ -4307,7 +4303,7 @@ export interface components {
         CreateEnvironmentRequest: {
             /**
              * @description The slug is derived from it once, at creation. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
-             * @example production
+             * @example staging
              */
             name: string;
             /**
@@ -4511,7 +4507,7 @@ export interface components {
             enabled?: boolean;
             /**
              * @description Identity of one of this account's credentials, which becomes primary. An empty string leaves the primary credentials unchanged (the original Terraform provider sends `""` on every update).
-             * @example 3f1c2a9e-8d4b-4c6e-9f0a-1b2c3d4e5f60
+             * @example ac3e0000-0000-4000-8000-000000000006
              */
             primaryCloudCredentials?: string;
         };
@@ -8459,10 +8455,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8870,10 +8863,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9157,10 +9147,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9857,10 +9844,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10903,10 +10887,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11073,10 +11054,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11243,10 +11221,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11878,10 +11853,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12048,10 +12020,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12494,10 +12463,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12780,10 +12746,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13166,10 +13129,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13640,10 +13600,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14143,10 +14100,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14477,10 +14431,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15021,10 +14972,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15417,10 +15365,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15771,10 +15716,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15946,10 +15888,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16121,10 +16060,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16296,10 +16232,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16471,10 +16404,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16646,10 +16576,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16821,10 +16748,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16996,10 +16920,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17171,10 +17092,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17346,10 +17264,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17744,10 +17659,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18140,10 +18052,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18823,10 +18732,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -19102,10 +19008,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21179,10 +21082,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21455,10 +21355,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -22231,10 +22128,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -22525,10 +22419,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -23526,10 +23417,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -23913,10 +23801,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24089,10 +23974,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24237,10 +24119,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24559,10 +24438,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24902,10 +24778,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -25074,10 +24947,7 @@ export interface operations {
                 sort?: string[];
             };
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -25502,10 +25372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -26627,10 +26494,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -27014,10 +26878,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -28089,10 +27950,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -28627,10 +28485,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -28962,10 +28817,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -29818,10 +29670,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -30144,10 +29993,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -30315,10 +30161,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -30776,10 +30619,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -31141,10 +30981,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -31512,10 +31349,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -31882,10 +31716,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -32274,10 +32105,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -32448,10 +32276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -32781,10 +32606,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -33173,10 +32995,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
