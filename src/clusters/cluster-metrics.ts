@@ -12,7 +12,7 @@ export class ClusterMetrics {
       name: 'cms_clusters',
       help: 'Non-deleted clusters by status and cloud provider',
       labelNames: ['status', 'provider'] as const,
-      registers: [metrics.registry],
+      registers: [metrics.fleetRegistry],
       collect: async () => {
         const rows: { status: string; provider: string; n: number }[] = await metrics.safeQuery(
           `SELECT status, cloud_provider AS provider, count(*)::int AS n FROM clusters WHERE deleted_at IS NULL GROUP BY 1, 2`,

@@ -302,6 +302,21 @@ export class AppConfig {
   @Transform(toBool) @IsBoolean()
   BACKGROUND_JOBS_ENABLED = true;
 
+  @Setting({
+    meaning:
+      'Competes to export the fleet-wide gauges (`cms_clusters`, `cms_scheduled_upgrades`, outbox lag, oldest observation ' +
+      'age): the one process holding a PostgreSQL advisory lock (on a connection of its own, taken at a scrape) exports ' +
+      'them, the others omit them, so each figure is exported once per fleet ' +
+      '([operations](operations.md#fleet-wide-gauges))',
+    defaultText: '`BACKGROUND_JOBS_ENABLED`',
+  })
+  @Transform(toBool) @IsOptional() @IsBoolean()
+  FLEET_METRICS_ENABLED?: boolean;
+
+  get fleetMetricsEnabled(): boolean {
+    return this.FLEET_METRICS_ENABLED ?? this.BACKGROUND_JOBS_ENABLED;
+  }
+
   @Setting({ meaning: 'Base of tenants\' `monitoringPushUrl` / `loggingPushUrl`' })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'] })
   OBSERVABILITY_PUSH_BASE_URL = 'https://observability.example.com';

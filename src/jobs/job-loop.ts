@@ -40,7 +40,7 @@ export class JobLoop<R> {
     private readonly metrics: MetricsService,
   ) {
     this.logger = new Logger(schedule.logContext ?? schedule.name);
-    const labels = { job: schedule.name };
+    const labels = { loop: schedule.name };
     // Exported from the start, so rates and alerts work before the first pass.
     for (const outcome of JOB_PASS_OUTCOMES) metrics.jobPasses.inc({ ...labels, outcome }, 0);
     metrics.backgroundErrors.inc(labels, 0);
@@ -170,16 +170,16 @@ export class JobLoop<R> {
     try {
       // On the background pool (background-pool.ts), so requests never wait for a connection behind a pass.
       const result = await runAsBackgroundWork(() => this.job.pass(this.context));
-      this.metrics.jobPasses.inc({ job, outcome: 'ok' });
+      this.metrics.jobPasses.inc({ loop: job, outcome: 'ok' });
       this.databaseBack();
       return result;
     } catch (err) {
-      this.metrics.jobPasses.inc({ job, outcome: 'failed' });
-      if (!(err && typeof err === 'object' && this.reported.has(err))) this.metrics.backgroundErrors.inc({ job });
+      this.metrics.jobPasses.inc({ loop: job, outcome: 'failed' });
+      if (!(err && typeof err === 'object' && this.reported.has(err))) this.metrics.backgroundErrors.inc({ loop: job });
       if (!this.databaseOutage(err)) this.logger.error({ err, job }, `Background job ${job}: the pass failed`);
       throw err;
     } finally {
-      this.metrics.jobPassDuration.observe({ job }, (performance.now() - startedAt) / 1000);
+      this.metrics.jobPassDuration.observe({ loop: job }, (performance.now() - startedAt) / 1000);
     }
   }
 }

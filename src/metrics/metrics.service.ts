@@ -1,7 +1,9 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { DataSource } from 'typeorm';
-import { Clock } from '../common/clock';
+import { AppConfig } from '../config/app-config';
+import { InjectBackgroundDataSource } from '../database/background-pool';
+import { FleetMetricsLock } from './fleet-metrics-lock';
 import { Executor } from '../executor/executor';
 import { SERVICE_VERSION } from '../common/service-version';
 
@@ -16,19 +18,35 @@ interface PgPool {
 @Injectable()
 export class MetricsService implements OnModuleDestroy {
   /**
-   * For the fleet gauges' `collect`, read from the database when Prometheus scrapes: a scrape during a database
-   * outage still answers (the gauges keep their last values). The modules that own the fleet's tables register their
-   * gauges on `registry` (e.g. src/clusters/cluster-metrics.ts).
+   * For the fleet gauges' `collect`, read from the database when Prometheus scrapes, on the background pool (a scrape
+   * never waits for a connection behind requests): a scrape during a database outage still answers (the gauges keep
+   * their last values).
    */
   async safeQuery<T>(sql: string): Promise<T[]> {
     try {
-      return (await this.dataSource.query(sql)) as T[];
+      return (await this.background.query(sql)) as T[];
     } catch {
       return [];
     }
   }
 
+  /** This process's own metrics. */
   readonly registry = new Registry();
+
+  /**
+   * Fleet-wide gauges: one figure for the whole database (e.g. src/clusters/cluster-metrics.ts registers here).
+   * Exported only by the process holding the fleet metrics lock (`scrape`), so they are not counted once per replica.
+   */
+  readonly fleetRegistry = new Registry();
+
+  private readonly fleetLock: FleetMetricsLock;
+
+  /** The scrape: this process's metrics, and the fleet-wide gauges when this process holds the fleet metrics lock. */
+  async scrape(): Promise<string> {
+    const own = await this.registry.metrics();
+    if (!(await this.fleetLock.held())) return own;
+    return `${own}${own.endsWith('\n') ? '' : '\n'}${await this.fleetRegistry.metrics()}`;
+  }
 
   readonly httpDuration = new Histogram({
     name: 'cms_http_request_duration_seconds',
@@ -70,22 +88,22 @@ export class MetricsService implements OnModuleDestroy {
 
   readonly backgroundErrors = new Counter({
     name: 'cms_background_job_errors_total',
-    help: 'Background job errors by job: passes that failed, and single items a pass went on after (a cluster, a delivery, a table)',
-    labelNames: ['job'] as const,
+    help: 'Background job errors by loop: passes that failed, and single items a pass went on after (a cluster, a delivery, a table)',
+    labelNames: ['loop'] as const,
     registers: [this.registry],
   });
 
   readonly jobPasses = new Counter({
     name: 'cms_job_passes_total',
-    help: 'Background job passes by job and outcome (ok, failed)',
-    labelNames: ['job', 'outcome'] as const,
+    help: 'Background job passes by loop and outcome (ok, failed)',
+    labelNames: ['loop', 'outcome'] as const,
     registers: [this.registry],
   });
 
   readonly jobPassDuration = new Histogram({
     name: 'cms_job_pass_duration_seconds',
-    help: 'Duration of background job passes, by job',
-    labelNames: ['job'] as const,
+    help: 'Duration of background job passes, by loop',
+    labelNames: ['loop'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
     registers: [this.registry],
   });
@@ -152,10 +170,12 @@ export class MetricsService implements OnModuleDestroy {
   });
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly clock: Clock,
+    dataSource: DataSource,
+    @InjectBackgroundDataSource() private readonly background: DataSource,
+    config: AppConfig,
     executor: Executor,
   ) {
+    this.fleetLock = new FleetMetricsLock(config, (dataSource.options as { url?: string }).url);
     // Every labelled counter is exported at 0 from the start, so rates and alerts work before the first event.
     for (const reason of ['missing', 'malformed', 'unknown', 'expired', 'revoked', 'address', 'oidc']) {
       this.authenticationFailures.inc({ reason }, 0);
@@ -164,7 +184,7 @@ export class MetricsService implements OnModuleDestroy {
     for (const cause of ['token', 'user', 'organisation', 'slug', 'all', 'local', 'listener']) this.principalCacheInvalidations.inc({ cause }, 0);
     for (const outcome of ['completed', 'pending', 'failed', 'degraded', 'retrying', 'recovered', 'superseded']) this.reconcilerSteps.inc({ outcome }, 0);
     for (const result of ['healthy', 'lost']) this.reconcilerObservations.inc({ result }, 0);
-    for (const job of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ job }, 0);
+    for (const loop of ['reconciler', 'scheduler', 'dashboard-health', 'webhooks', 'retention']) this.backgroundErrors.inc({ loop }, 0);
     for (const outcome of ['delivered', 'retrying', 'failed']) this.webhookDeliveries.inc({ outcome }, 0);
 
     new Gauge({
@@ -177,7 +197,7 @@ export class MetricsService implements OnModuleDestroy {
     const outboxLag = new Gauge({
       name: 'cms_webhook_outbox_lag_seconds',
       help: 'Age of the oldest webhook delivery that is due and not yet delivered (0 when none is waiting)',
-      registers: [this.registry],
+      registers: [this.fleetRegistry],
       collect: async () => {
         const [row] = await this.safeQuery<{ lag: number | null }>(
           `SELECT EXTRACT(EPOCH FROM now() - min(d.next_attempt_at))::float8 AS lag
@@ -205,22 +225,30 @@ export class MetricsService implements OnModuleDestroy {
       },
     });
     collectDefaultMetrics({ register: this.registry, prefix: 'cms_' });
-    const pool = () => (dataSource.driver as unknown as { master?: PgPool }).master;
+    // prom-client also exports the totals of these per-type gauges named like counters (`_total`), which promtool
+    // reports; the per-type gauges (cms_nodejs_active_handles{type}, ...) stay, summed with sum() where needed.
+    for (const name of ['handles', 'requests', 'resources']) this.registry.removeSingleMetric(`cms_nodejs_active_${name}_total`);
+    const pools = { request: dataSource, background: this.background };
     new Gauge({
       name: 'cms_db_pool_connections',
-      help: 'Database pool connections by state',
-      labelNames: ['state'] as const,
+      help: 'Database pool connections by pool (request, background) and state (total, idle, waiting: callers waiting for one)',
+      labelNames: ['pool', 'state'] as const,
       registers: [this.registry],
       collect() {
-        const p = pool();
-        this.set({ state: 'total' }, p?.totalCount ?? 0);
-        this.set({ state: 'idle' }, p?.idleCount ?? 0);
-        this.set({ state: 'waiting' }, p?.waitingCount ?? 0);
+        for (const [name, ds] of Object.entries(pools)) {
+          // The pg pool exists once the data source is initialised (the background pool opens connections on use).
+          const p = (ds.driver as unknown as { master?: PgPool }).master;
+          this.set({ pool: name, state: 'total' }, p?.totalCount ?? 0);
+          this.set({ pool: name, state: 'idle' }, p?.idleCount ?? 0);
+          this.set({ pool: name, state: 'waiting' }, p?.waitingCount ?? 0);
+        }
       },
     });
   }
 
-  onModuleDestroy(): void {
+  async onModuleDestroy(): Promise<void> {
     this.registry.clear();
+    this.fleetRegistry.clear();
+    await this.fleetLock.release();
   }
 }

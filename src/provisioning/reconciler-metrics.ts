@@ -13,7 +13,7 @@ export class ReconcilerMetrics {
     const oldestObservation = new Gauge({
       name: 'cms_reconciler_oldest_observation_age_seconds',
       help: 'Age of the oldest driver observation among settled (started or stopped) clusters; 0 without any',
-      registers: [metrics.registry],
+      registers: [metrics.fleetRegistry],
       collect: async () => {
         const rows: { at: Date | null }[] = await metrics.safeQuery(
           `SELECT (SELECT COALESCE(observed_at, created_at) FROM clusters WHERE ${OBSERVE_CANDIDATE_PREDICATE}

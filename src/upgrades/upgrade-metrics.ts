@@ -11,7 +11,7 @@ export class UpgradeMetrics {
       name: 'cms_scheduled_upgrades',
       help: 'Scheduled cluster upgrades by status',
       labelNames: ['status'] as const,
-      registers: [metrics.registry],
+      registers: [metrics.fleetRegistry],
       collect: async () => {
         const rows: { status: string; n: number }[] = await metrics.safeQuery(
           `SELECT status, count(*)::int AS n FROM scheduled_cluster_upgrades GROUP BY 1`,

@@ -123,7 +123,7 @@ describe('background jobs', () => {
         expect(mine(error)).toEqual([]);
         expect(mine(warn).map(([f]) => (f as { event: string; code: string }).event)).toEqual(['job_database_unavailable']);
         expect(mine(log).map(([f]) => f)).toEqual([expect.objectContaining({ event: 'job_database_available', errors: 9 })]);
-        expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-outage' })).toBe(9);
+        expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-outage' })).toBe(9);
       } finally {
         warn.mockRestore();
         error.mockRestore();
@@ -146,11 +146,11 @@ describe('background jobs', () => {
       jobs.register(job, { name: 'probe-failing', everyMs: 20 });
       await waitFor(() => job.passes >= 3);
       await sleep(30);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-failing', outcome: 'failed' })).toBe(1);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-failing', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-failing' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-failing', outcome: 'failed' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-failing', outcome: 'ok' })).toBeGreaterThanOrEqual(2);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-failing' })).toBe(1);
       const text = await t.get(MetricsService).registry.metrics();
-      const passes = Number(/cms_job_pass_duration_seconds_count\{job="probe-failing"\} (\d+)/.exec(text)?.[1]);
+      const passes = Number(/cms_job_pass_duration_seconds_count\{loop="probe-failing"\} (\d+)/.exec(text)?.[1]);
       expect(passes).toBeGreaterThanOrEqual(3);
     });
 
@@ -159,16 +159,16 @@ describe('background jobs', () => {
       const loop = jobs.register(job, { name: 'probe-item-errors', everyMs: 0 });
       job.then = async (ctx) => ctx.error(new Error('one item'), { item: 1 }, 'An item failed');
       await loop.runPass();
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-item-errors' })).toBe(1);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-item-errors', outcome: 'ok' })).toBe(1);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-item-errors' })).toBe(1);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-item-errors', outcome: 'ok' })).toBe(1);
       job.then = async (ctx) => {
         const err = new Error('a table');
         ctx.error(err, {}, 'A table failed');
         throw err;
       };
       await expect(loop.runPass()).rejects.toThrow('a table');
-      expect(await metric(t, 'cms_background_job_errors_total', { job: 'probe-item-errors' })).toBe(2);
-      expect(await metric(t, 'cms_job_passes_total', { job: 'probe-item-errors', outcome: 'failed' })).toBe(1);
+      expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-item-errors' })).toBe(2);
+      expect(await metric(t, 'cms_job_passes_total', { loop: 'probe-item-errors', outcome: 'failed' })).toBe(1);
     });
 
     it('runs the first pass after its delay with jitter, then waits for the interval', async () => {
@@ -247,7 +247,7 @@ describe('background jobs', () => {
       for (const name of loops) expect(registry.doesExist('interval', `job:${name}`)).toBe(true);
       for (const job of ['reconciler', 'scheduler', 'webhooks']) {
         const until = Date.now() + 10_000;
-        while (((await metric(t, 'cms_job_passes_total', { job, outcome: 'ok' })) ?? 0) === 0) {
+        while (((await metric(t, 'cms_job_passes_total', { loop: job, outcome: 'ok' })) ?? 0) === 0) {
           if (Date.now() > until) throw new Error(`no pass of ${job} counted`);
           await sleep(20);
         }

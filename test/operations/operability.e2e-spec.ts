@@ -4,7 +4,7 @@ import { createTestDatabase, expectErrorBody, startTestApp, TestApp } from '../s
 describe('operability', () => {
   let t: TestApp;
   const METRICS_TOKEN = 'prometheus-scrape-token-0123456789';
-  beforeAll(async () => (t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '30', AUTH_FAILURE_LIMIT_PER_MINUTE: '5', METRICS_TOKEN })));
+  beforeAll(async () => (t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '30', AUTH_FAILURE_LIMIT_PER_MINUTE: '5', METRICS_TOKEN, FLEET_METRICS_ENABLED: 'true' })));
   afterAll(() => t.close());
 
   it('exposes Prometheus metrics with per-route latency and pool gauges', async () => {
@@ -26,7 +26,8 @@ describe('operability', () => {
     expect(res.text).toMatch(/cms_reconciler_steps_total\{outcome="failed"\} 0/);
     expect(res.text).toMatch(/cms_scheduler_transitions_total\{status="FAILED"\} 0/);
     expect(res.text).toMatch(/cms_http_request_duration_seconds_bucket\{.*route="\/sts\/v1\/personal-access-tokens".*\}/);
-    expect(res.text).toMatch(/cms_db_pool_connections\{state="total"\}/);
+    expect(res.text).toMatch(/cms_db_pool_connections\{pool="request",state="total"\}/);
+    expect(res.text).toMatch(/cms_db_pool_connections\{pool="background",state="total"\}/);
     expect(res.text).toContain('cms_reconciler_steps_total');
     expect(res.text).toContain('cms_scheduler_transitions_total');
   });

@@ -316,7 +316,7 @@ describe('batch observation of settled clusters', () => {
   let f: OrgFixture;
   const METRICS_TOKEN = 'prometheus-scrape-token-0123456789';
   beforeAll(async () => {
-    t = await startTestApp({ METRICS_TOKEN, OBSERVE_EVERY_SECONDS: '60' });
+    t = await startTestApp({ METRICS_TOKEN, OBSERVE_EVERY_SECONDS: '60', FLEET_METRICS_ENABLED: 'true' });
     f = await createOrgFixture(t, { quota: 100 });
   });
   afterAll(() => t.close());

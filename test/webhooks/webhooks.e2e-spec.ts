@@ -8,7 +8,7 @@ import { expectErrorBody, startTestApp, TestApp } from '../support/test-app';
 import { Receiver, ReceivedRequest, waitFor } from './receiver';
 
 /** The receiver is on loopback: allow-listed, while every other internal address stays refused. */
-const ENV = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false', OUTBOUND_ALLOWLIST: '127.0.0.1', WEBHOOK_DELIVERY_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '3000' };
+const ENV = { OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'false', OUTBOUND_ALLOWLIST: '127.0.0.1', WEBHOOK_DELIVERY_CONCURRENCY: '4', WEBHOOK_TIMEOUT_MS: '3000', FLEET_METRICS_ENABLED: 'true' };
 
 interface CloudEvent {
   specversion: string;
