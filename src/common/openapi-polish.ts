@@ -134,6 +134,33 @@ function fillRegisteredIdentities(value: unknown, path: string, examples: PathPa
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
+/**
+ * The UUID properties of a request body schema (followed through references, `allOf` and arrays) that name a
+ * registered identity (`maintenanceScheduleIdentity`, `clusterIdentity`, ...) and have no example get it, so the
+ * body Swagger UI builds from the schema addresses the demo's resource instead of a random UUID (and, where the
+ * body repeats the path's identity, the same one).
+ */
+function identityPropertyExamples(doc: OpenAPIObject, root: unknown, path: string, examples: PathParameterExamples): void {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+  const seen = new Set<unknown>();
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    const s = node as Schema & { $ref?: string; allOf?: unknown[] };
+    if (typeof s.$ref === 'string') return visit(schemas[s.$ref.slice(s.$ref.lastIndexOf('/') + 1)]);
+    for (const part of s.allOf ?? []) visit(part);
+    visit(s.items);
+    for (const [name, prop] of Object.entries(s.properties ?? {})) {
+      if ((prop.format === 'uuid' || prop.type === 'string') && prop.example === undefined && prop.enum === undefined) {
+        const identity = examples.identity(path, name);
+        if (identity !== undefined) prop.example = identity;
+      }
+      visit(prop);
+    }
+  };
+  visit(root);
+}
+
 type Operation = {
   tags?: string[];
   parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
@@ -230,9 +257,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
       op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
       op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
-        for (const media of Object.values((op.requestBody as { content?: Record<string, { example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
+        for (const media of Object.values((op.requestBody as { content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
           fillRegisteredIdentities(media.example, path, examples);
           for (const e of Object.values(media.examples ?? {})) fillRegisteredIdentities(e.value, path, examples);
+          if (media.example === undefined && media.examples === undefined) identityPropertyExamples(doc, media.schema, path, examples);
         }
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };

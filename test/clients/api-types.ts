@@ -3268,7 +3268,10 @@ export interface components {
             scope: "NO_UPGRADES" | "NO_MINOR_UPGRADES";
         };
         ClusterReferenceRequest: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example ac3e0000-0000-4000-8000-00000000000a
+             */
             identity: string;
         };
         /** @description A field left out keeps its current value. addons merges into the current add-ons; ipWhitelist and clusterAutoscalerSettings replace theirs. */
@@ -3309,6 +3312,10 @@ export interface components {
              * @enum {string}
              */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
+            /**
+             * @description true: the cluster cannot be deleted until it is set to false again
+             * @example false
+             */
             deleteProtection?: boolean;
             /** @description Replaces the whole list; an item may also be the CIDR string alone */
             ipWhitelist?: (components["schemas"]["IpWhitelistRequestDto"] | string)[];
@@ -3334,6 +3341,7 @@ export interface components {
             /**
              * Format: uuid
              * @description null (or "", which the original Terraform provider sends for no schedule) detaches the schedule
+             * @example ac3e0000-0000-4000-8000-000000000007
              */
             maintenanceScheduleIdentity?: string | null;
             /**
@@ -3506,7 +3514,7 @@ export interface components {
             taints?: components["schemas"]["NodeTaintDto"][];
             /**
              * @description Left out or "" keeps the current name
-             * @example workers
+             * @example system
              */
             name?: string;
         };
@@ -3597,6 +3605,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The node pool the token was issued for; when given it must match the token. Left out: the token's pool
+             * @example ac3e0000-0000-4000-8000-000000000009
              */
             nodePoolIdentity?: string;
             /**
@@ -4018,6 +4027,7 @@ export interface components {
             /**
              * Format: uuid
              * @description Must equal the identity in the path
+             * @example ac3e0000-0000-4000-8000-000000000003
              */
             organisationIntegrationIdentity: string;
             /**
@@ -4950,6 +4960,7 @@ export interface components {
             /**
              * Format: date-time
              * @description Expiry, in the future and at most one year ahead; defaults to PAT_DEFAULT_TTL_DAYS (90) days
+             * @example 2026-12-23T10:00:00Z
              */
             expireAt?: string;
         };
@@ -5102,7 +5113,7 @@ export interface components {
             contactEmail: components["schemas"]["EmailDto"];
             /**
              * @description The slug is derived from it and never changes. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
-             * @example Acme
+             * @example Globex
              */
             organisationName: string;
             /**
@@ -5639,6 +5650,8 @@ export interface components {
             failurePolicy: "Fail" | "Ignore";
             environments: string[] | null;
             environmentTypes: ("production" | "staging" | "development" | "demo" | "other")[] | null;
+            /** @description The operations it applies to; null: every operation */
+            operations: ("CREATE" | "UPDATE" | "DELETE")[] | null;
             enabled: boolean;
             /** @example alice */
             createdBy: string;
@@ -5699,6 +5712,14 @@ export interface components {
              */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
             /**
+             * @description Only these operations (`request.operation`): CREATE a cluster, UPDATE it (settings, status, version, node pools, scheduled upgrades), DELETE it. Left out, null or []: every operation
+             * @example [
+             *       "CREATE",
+             *       "UPDATE"
+             *     ]
+             */
+            operations?: ("CREATE" | "UPDATE" | "DELETE")[] | null;
+            /**
              * @description A disabled policy is kept but not enforced
              * @default true
              */
@@ -5753,6 +5774,8 @@ export interface components {
             environments?: string[] | null;
             /** @description null or [] removes the scope */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
+            /** @description null or [] applies the policy to every operation */
+            operations?: ("CREATE" | "UPDATE" | "DELETE")[] | null;
             enabled?: boolean;
         };
         UsageGroup: {
@@ -6195,6 +6218,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path; left out, the path names the cluster
+             * @example ac3e0000-0000-4000-8000-000000000008
              */
             clusterIdentity?: string;
             /**
@@ -6204,7 +6228,10 @@ export interface components {
             version: string;
         };
         CreateScheduledClusterUpgradeRequest: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example ac3e0000-0000-4000-8000-000000000008
+             */
             clusterIdentity: string;
             /**
              * @description A cluster version of the catalog, newer than the cluster runs
@@ -6243,6 +6270,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path (400 otherwise)
+             * @example ac3e0000-0000-4000-8000-00000000000a
              */
             identity?: string;
             /**
@@ -6261,6 +6289,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path (400 otherwise)
+             * @example ac3e0000-0000-4000-8000-00000000000a
              */
             identity?: string;
             /**
@@ -12643,7 +12672,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example grafana */
+                /** @example team-dashboards */
                 integrationSlug: string;
                 /**
                  * @description Slug of the organisation (also written organizationSlug in the interface)
@@ -13307,6 +13336,7 @@ export interface operations {
             path: {
                 /** @example production-web */
                 tenantSlug: string;
+                /** @example ac3e0000-0000-4000-8000-000000000011 */
                 silenceId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -18965,7 +18995,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identity of the token (not the token itself) */
+                /**
+                 * @description The identity of the token (not the token itself)
+                 * @example ac3e0000-0000-4000-8000-000000000010
+                 */
                 token_id: string;
             };
             cookie?: never;
@@ -24743,6 +24776,9 @@ export interface operations {
                      *           "environmentTypes": [
                      *             "production"
                      *           ],
+                     *           "operations": [
+                     *             "CREATE"
+                     *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
                      *           "createdAt": "2026-11-23T10:00:00.000Z",
@@ -24763,6 +24799,9 @@ export interface operations {
                      *           ],
                      *           "environmentTypes": [
                      *             "production"
+                     *           ],
+                     *           "operations": [
+                     *             "CREATE"
                      *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
@@ -30976,6 +31015,9 @@ export interface operations {
                      *           "environmentTypes": [
                      *             "production"
                      *           ],
+                     *           "operations": [
+                     *             "CREATE"
+                     *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
                      *           "createdAt": "2026-11-23T10:00:00.000Z",
@@ -30996,6 +31038,9 @@ export interface operations {
                      *           ],
                      *           "environmentTypes": [
                      *             "production"
+                     *           ],
+                     *           "operations": [
+                     *             "CREATE"
                      *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",

@@ -131,7 +131,8 @@ export class CreateClusterNodePoolDto {
  */
 export class UpdateNodePoolDto extends OmitType(CreateClusterNodePoolDto, ['name'] as const) {
   @ApiPropertyOptional({
-    example: 'workers',
+    // The demo pool the path's example addresses keeps its name.
+    example: 'system',
     pattern: '^[a-z0-9-]+$',
     minLength: 1,
     maxLength: 25,
