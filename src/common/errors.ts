@@ -244,6 +244,10 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     if (mapped instanceof DatabaseUnavailableError && request?.raw) {
       request.raw.databaseUnavailable = true;
       request.raw.databaseUnavailableCode = mapped.unavailable.code;
+    } else if (status === 503 && body.errors?.some((e) => e.field === 'database') && request?.raw) {
+      // A readiness probe that found the database down belongs to the same outage.
+      request.raw.databaseUnavailable = true;
+      request.raw.databaseUnavailableCode = 'readiness';
     }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);
