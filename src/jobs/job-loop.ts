@@ -4,7 +4,11 @@ import type { SchedulerRegistry } from '@nestjs/schedule';
 import { performance } from 'perf_hooks';
 import { runAsBackgroundWork } from '../database/background-pool';
 import type { MetricsService } from '../metrics/metrics.service';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BackgroundJob, JobSchedule, JobStoppedError, PassContext } from './background-job';
+
+/** Background passes' spans (src/tracing.ts). */
+const tracer = trace.getTracer('cluster-management-service');
 
 export const JOB_PASS_OUTCOMES = ['ok', 'failed'] as const;
 
@@ -167,18 +171,22 @@ export class JobLoop<R> {
     this.rerun = false;
     const job = this.name;
     const startedAt = performance.now();
+    // A span per pass (src/tracing.ts; a no-op without tracing): its SQL and outgoing calls are its children.
+    const span = tracer.startSpan(`background pass ${job}`, { root: true, attributes: { 'cms.loop': job } });
     try {
       // On the background pool (background-pool.ts), so requests never wait for a connection behind a pass.
-      const result = await runAsBackgroundWork(() => this.job.pass(this.context));
+      const result = await context.with(trace.setSpan(context.active(), span), () => runAsBackgroundWork(() => this.job.pass(this.context)));
       this.metrics.jobPasses.inc({ loop: job, outcome: 'ok' });
       this.databaseBack();
       return result;
     } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
       this.metrics.jobPasses.inc({ loop: job, outcome: 'failed' });
       if (!(err && typeof err === 'object' && this.reported.has(err))) this.metrics.backgroundErrors.inc({ loop: job });
       if (!this.databaseOutage(err)) this.logger.error({ err, job }, `Background job ${job}: the pass failed`);
       throw err;
     } finally {
+      span.end();
       this.metrics.jobPassDuration.observe({ loop: job }, (performance.now() - startedAt) / 1000);
     }
   }
