@@ -180,7 +180,11 @@ async function tryOperation(page: Page, id: string, name: string, screenshotFile
   const op = page.locator(`[id="${id}"]`).first();
   let outcome: Outcome;
   try {
-    const status = await execute(op);
+    // Once more after a pause when the page was busy (a click that timed out is the browser's, not the service's answer).
+    const status = await execute(op).catch(async () => {
+      await page.waitForTimeout(1000);
+      return execute(op);
+    });
     outcome = { operation: name, status, ok: /^2\d\d$/.test(status) || SENSIBLE_4XX[name]?.status === status };
     if (!outcome.ok) {
       // The answer's message, for the summary.
