@@ -161,14 +161,17 @@ async function authorize(page: Page, token: string): Promise<void> {
 
 
 
-/** Try it out + Execute on one operation; the response code Swagger UI shows. */
-async function execute(op: Locator): Promise<string> {
+/**
+ * Try it out + Execute on one operation; the response code Swagger UI shows. `force` clicks without waiting for the
+ * button to be the topmost element (a retry after the page kept something over it).
+ */
+async function execute(op: Locator, force = false): Promise<string> {
   await op.scrollIntoViewIfNeeded();
-  if (!(await op.evaluate((el) => el.classList.contains('is-open')))) await op.locator('.opblock-summary').first().click();
+  if (!(await op.evaluate((el) => el.classList.contains('is-open')))) await op.locator('.opblock-summary').first().click({ force });
   const tryOut = op.locator('button.try-out__btn');
   await tryOut.waitFor();
-  if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click();
-  await op.locator('button.execute').click();
+  if ((await tryOut.innerText()).trim() === 'Try it out') await tryOut.click({ force });
+  await op.locator('button.execute').click({ force });
   const status = op.locator('.live-responses-table tr.response td.response-col_status').first();
   await status.waitFor({ timeout: RESPONSE_TIMEOUT_MS });
   return (await status.innerText()).trim();
@@ -183,7 +186,7 @@ async function tryOperation(page: Page, id: string, name: string, screenshotFile
     // Once more after a pause when the page was busy (a click that timed out is the browser's, not the service's answer).
     const status = await execute(op).catch(async () => {
       await page.waitForTimeout(1000);
-      return execute(op);
+      return execute(op, true);
     });
     outcome = { operation: name, status, ok: /^2\d\d$/.test(status) || SENSIBLE_4XX[name]?.status === status };
     if (!outcome.ok) {
