@@ -91,6 +91,11 @@ export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   entryIdentity: DEMO_IDENTITIES.priceBookEntry,
   budgetIdentity: DEMO_IDENTITIES.budget,
   token_id: DEMO_IDENTITIES.personalAccessToken,
+  /**
+   * A fresh install has delivered nothing (the demo webhook is disabled), so no delivery exists to name: this one is
+   * well-formed, so Execute can be pressed and the answer (404) says there is no such delivery; GET .../deliveries lists real ones.
+   */
+  deliveryIdentity: 'ac3e0000-0000-4000-8000-0000000000ff',
   /** PATCH .../cloud-accounts/{id}: the demo account's credentials. */
   primaryCloudCredentials: DEMO_IDENTITIES.cloudCredentials,
   silenceId: DEMO_IDENTITIES.silence,

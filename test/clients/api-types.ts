@@ -24444,6 +24444,7 @@ export interface operations {
             path: {
                 /** @example ac3e0000-0000-4000-8000-00000000000b */
                 webhookIdentity: string;
+                /** @example ac3e0000-0000-4000-8000-0000000000ff */
                 deliveryIdentity: string;
                 /** @example acme */
                 organisationSlug: string;
