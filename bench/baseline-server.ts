@@ -128,6 +128,7 @@ app.patch<{ Params: { org: string; env: string; cluster: string }; Body: { descr
 );
 
 app.get('/health', async () => ({ status: 'ok' }));
+app.get('/health/ready', async () => ({ status: 'ok' }));
 
 app.listen({ port: Number(process.env.PORT ?? 8090), host: '127.0.0.1' }).catch((e) => {
   process.stderr.write(String(e));

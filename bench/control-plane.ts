@@ -59,6 +59,7 @@ async function startReplica(url: string, env: Record<string, string>): Promise<R
     [...SERVICE_NODE_FLAGS, 'dist/src/main.js'],
     {
       DATABASE_URL: url,
+      MIGRATE_AT_START: 'true',
       PORT: String(port),
       HOST: '127.0.0.1',
       BOOTSTRAP_ADMIN_TOKEN: TOKEN,

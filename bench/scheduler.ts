@@ -125,6 +125,7 @@ async function main(): Promise<void> {
   const running = await createApp(
     loadConfig({
       DATABASE_URL: url,
+      MIGRATE_AT_START: 'true',
       BOOTSTRAP_ADMIN_TOKEN: 'cms_bench_admin_token_0123456789abcdef',
       CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
       BACKGROUND_JOBS_ENABLED: 'false',

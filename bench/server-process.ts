@@ -12,7 +12,7 @@ export async function spawnServer(
   args: string[],
   env: NodeJS.ProcessEnv,
   port: number,
-  healthPath = '/health',
+  healthPath = '/health/ready',
 ): Promise<ChildProcess> {
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

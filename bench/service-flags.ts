@@ -22,6 +22,8 @@ export const BENCH_TOKEN = 'cms_bench_admin_token_0123456789abcdef';
 export function requestBenchServiceEnv(databaseUrl: string, port: number): NodeJS.ProcessEnv {
   return {
     DATABASE_URL: databaseUrl,
+    // A fresh database each run: the service applies the migrations (no migration Job here).
+    MIGRATE_AT_START: 'true',
     PORT: String(port),
     HOST: '127.0.0.1',
     BOOTSTRAP_ADMIN_TOKEN: BENCH_TOKEN,

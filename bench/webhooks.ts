@@ -71,6 +71,7 @@ function spawnReplica(ctx: WebhookBenchContext): Promise<ChildProcess> {
     env: {
       ...process.env,
       DATABASE_URL: ctx.databaseUrl,
+      MIGRATE_AT_START: 'true',
       CREDENTIALS_ENCRYPTION_KEY: ctx.encryptionKey,
       BOOTSTRAP_ADMIN_TOKEN: ctx.token,
       OUTBOUND_ALLOWLIST: '127.0.0.1',

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ModulesContainer } from '@nestjs/core';
+import { shiftTimeExamplesNow } from './common/openapi-examples';
 import { MAX_PATH_PARAM_LENGTH, polishOpenApi } from './common/openapi-polish';
 import { SERVICE_VERSION } from './common/service-version';
 import { describeOperations, publicOperations, readRoutes } from './common/route-docs';
@@ -105,7 +106,18 @@ function interfaceDocument(app: NestFastifyApplication): OpenAPIObject {
         '20 fields. An empty body with Content-Type application/json is a request without a body.',
     )
     .setVersion(SERVICE_VERSION)
-    .addApiKey({ type: 'apiKey', in: 'header', name: 'Authorization', description: 'Token <personal access token>' }, 'token')
+    .addApiKey(
+      {
+        type: 'apiKey',
+        in: 'header',
+        name: 'Authorization',
+        description:
+          'Start here. Type the whole header value: the word `Token`, a space, then your personal access token, e.g. ' +
+          '`Token cms_...` (this scheme sends what you type as it is). A fresh install printed an administrator\'s token at ' +
+          'its first start (also in `.data/admin-token`); POST /sts/v1/personal-access-tokens makes more.',
+      },
+      'token',
+    )
     .addBearerAuth(
       {
         type: 'http',
@@ -258,6 +270,9 @@ export async function createApp(
       // The filter box over the tags, links to each operation (#/Tag/operationId), the token kept across reloads, and
       // how long each Try it out took.
       swaggerOptions: { filter: true, deepLinking: true, persistAuthorization: true, displayRequestDuration: true },
+      // Swagger UI's pre-filled times are relative to when it is opened (a silence ending in two hours, a token
+      // expiring in a month); the document itself (/v3/api-docs, docs/openapi.json) keeps them as written.
+      patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject) => (String((req as { url?: string }).url).endsWith('/swagger-ui-init.js') ? shiftTimeExamplesNow(doc) : doc),
     });
     options.instrument?.(fastify);
     await app.init();

@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+// First: tracing instruments http, pg, undici and pino, so it starts before they are loaded (off without an OTLP endpoint).
+import { tracing } from './tracing';
 import * as fs from 'fs';
 import * as path from 'path';
 import { createApp, RunningApp } from './app.factory';
@@ -32,6 +34,7 @@ async function main(): Promise<void> {
     timer.unref();
     try {
       await app.close();
+      await tracing?.shutdown().catch(() => undefined);
       log.info('Stopped');
       process.exit(0);
     } catch (e) {

@@ -44,6 +44,7 @@ const FAULTS = ['retryable', 'terminal', 'timeout', 'unavailable'] as const;
 type Fault = (typeof FAULTS)[number];
 const OPERATIONS = ['capabilities', 'apply', 'delete', 'observe', 'observe-many'];
 const REPLAY_WINDOW_MS = 5 * 60 * 1000;
+const TICK_WRITE_MS = 1000;
 const MAX_BODY = 16 * 1024 * 1024;
 
 class HttpError extends Error {
@@ -65,6 +66,7 @@ export class ExampleDriverServer {
   private dirty = false;
   /** The write of the state under way: changes made meanwhile wait for the next one (group commit). */
   private writing: Promise<void> | null = null;
+  private lastWrite = 0;
 
   constructor(private readonly options: ExampleDriverOptions) {
     this.verifier = new Webhook(options.secret);
@@ -91,8 +93,10 @@ export class ExampleDriverServer {
 
   private tick(): void {
     if (this.cloud.tick()) this.dirty = true;
-    if (this.dirty && !this.writing) void this.flush();
+    // The cloud's own progress is written at most once a second (a crash repeats at most a second of it); a change a
+    // call asked for is written before the call is answered.
     const now = Date.now();
+    if (this.dirty && !this.writing && now - this.lastWrite >= TICK_WRITE_MS) void this.flush();
     for (const [id, at] of this.seenIds) if (now - at > REPLAY_WINDOW_MS * 2) this.seenIds.delete(id);
   }
 
@@ -197,6 +201,7 @@ export class ExampleDriverServer {
         continue;
       }
       this.dirty = false;
+      this.lastWrite = Date.now();
       const text = JSON.stringify(this.cloud.snapshot);
       this.writing = writeTextAtomically(this.options.stateFile, text).finally(() => (this.writing = null));
       await this.writing;

@@ -68,6 +68,7 @@ export class ClusterPoliciesAdminController {
     description: 'Checked as on create (400 naming the position); applies to every organisation from the next change on.',
     errors: '404 when unknown; 409 when the new name is taken.',
   })
+  @ApiBody({ type: UpdateClusterPolicyRequest, examples: { message: { summary: 'Reword the message', value: { message: 'the cluster has no Pod Security Standards profile; set podSecurityStandardsProfile' } } } })
   @ApiOkResponse({ type: ClusterPolicyResponse })
   @ApiStandardErrors({ conflict: 'Name taken' })
   update(@Param('policyIdentity') identity: string, @Body() body: UpdateClusterPolicyRequest): Promise<ClusterPolicyResponse> {

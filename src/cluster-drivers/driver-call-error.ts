@@ -5,7 +5,7 @@ import { DRIVER_ERROR_CLASSES, type DriverError } from './driver-contract';
  * driver's own error (passed through as it answered it) or one of the HTTP driver's: `DriverUnreachable`,
  * `DriverTimeout`, `DriverUnavailable` (a 5xx, 429 or 408 without a DriverError body), `DriverBackingOff` (calls held
  * back after failures), `DriverAuthenticationFailed` (the driver refused the signature: the secret differs),
- * `DriverProtocolError` (an answer that is not the protocol's) are retryable; `DriverRejectedRequest` (another 4xx)
+ * `DriverProtocolError` (an answer that is not the protocol's, or a redirect) are retryable; `DriverRejectedRequest` (another 4xx)
  * is terminal. The message never holds a request body, so never credentials.
  */
 export class DriverCallError extends Error {

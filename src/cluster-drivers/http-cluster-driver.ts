@@ -215,6 +215,9 @@ export class HttpClusterDriver implements ClusterDriver {
       if (Number.isFinite(retryAfter) && retryAfter > 0) this.heldBackUntil = Math.max(this.heldBackUntil, this.now() + Math.min(retryAfter * 1000, this.settings.backoffMaxMs));
       throw error;
     }
+    if (res.status < 400) {
+      throw DriverCallError.retryable('DriverProtocolError', `The cluster driver '${this.name}' answered ${operation} with HTTP ${res.status} (redirects are not followed: register the final URL)`);
+    }
     if (res.status === 401 || res.status === 403) {
       throw DriverCallError.retryable('DriverAuthenticationFailed', `The cluster driver '${this.name}' refused the request's signature (HTTP ${res.status}): its signing secret differs from the registered one`);
     }

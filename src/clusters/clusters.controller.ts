@@ -26,16 +26,16 @@ import { UpdateClusterCommand, UpdateClusterUseCase } from './use-cases/update-c
 const CREATE_CLUSTER_EXAMPLE = {
   summary: 'A cluster with two node pools',
   description:
-    'cloudAccountIdentity is the demo organisation\'s cloud account (a fresh install has it, and already a cluster named ' +
-    'web: choose another name); elsewhere use one of your cloud accounts on platform_1 ' +
+    'cloudAccountIdentity is the demo organisation\'s cloud account (a fresh install has it, with a cluster named web; ' +
+    'this one is named api); elsewhere use one of your cloud accounts on platform_1 ' +
     '(GET /api/v1/orgs/{organisationSlug}/cloud-accounts). Regions, node types and versions come from the catalog ' +
     '(GET .../cloud-providers/platform_1/regions, /api/v1/cloud-providers/platform_1/nodetypes, /api/v1/cluster-versions).',
   value: {
-    name: 'web',
+    name: 'api',
     cloudAccountIdentity: registeredIdentity('cloudAccountIdentity'),
     region: 'eu-central-1',
     version: '1.31.6',
-    description: 'Customer-facing web shop',
+    description: 'Public API of the web shop',
     clusterPodSubnet: { ipRange: '10.244.0.0/16' },
     serviceSubnet: { ipRange: '10.96.0.0/12' },
     enableAutoUpgrade: true,
@@ -167,6 +167,16 @@ export class ClustersController {
     description:
       '`status` requests a transition (starting from stopped, stopping from started, deleting from provisioned, started, stopped or unknown); ' +
       'it sets desiredStatus and the reconciler carries it out. `version` accepts an available upgrade or downgrade target while started or stopped.',
+  })
+  // Only what a person changes first: every field in the example would also request a status transition and an upstream.
+  @ApiBody({
+    type: UpdateClusterRequest,
+    examples: {
+      settings: {
+        summary: 'Describe the cluster and pin its maintenance schedule',
+        value: { description: 'Customer-facing web shop, behind the CDN', deleteProtection: false, maintenanceScheduleIdentity: registeredIdentity('maintenanceScheduleIdentity') },
+      },
+    },
   })
   @ApiOkResponse({ type: ClusterResponse })
   @ApiStandardErrors({ conflict: 'Transition not allowed from the current status, delete protection, or version change while not started/stopped' })

@@ -54,9 +54,9 @@ export function databaseUnavailable(err: unknown, depth = 0): DatabaseUnavailabl
   if (code && BY_CODE[code]) return { cause: BY_CODE[code], code };
   // Class 08: connection exception (08000, 08003, 08006, 08001, 08004, 08P01).
   if (code && /^08[0-9A-Z]{3}$/.test(code)) return { cause: code === '08001' || code === '08004' ? 'connection-refused' : 'connection-lost', code };
-  // TypeORM refuses every statement on a query runner released after its connection failed.
-  if (e.name === 'QueryRunnerAlreadyReleasedError' || err.constructor?.name === 'QueryRunnerAlreadyReleasedError')
-    return { cause: 'connection-lost', code: 'QueryRunnerAlreadyReleasedError' };
+  // TypeORM refuses every statement on a query runner (or an entity manager's) released after its connection failed.
+  for (const released of ['QueryRunnerAlreadyReleasedError', 'QueryRunnerProviderAlreadyReleasedError'])
+    if (e.name === released || err.constructor?.name === released) return { cause: 'connection-lost', code: released };
   const message = typeof e.message === 'string' ? e.message : '';
   for (const [pattern, cause, named] of BY_MESSAGE) if (pattern.test(message)) return { cause, code: code ?? named };
   for (const inner of [e.driverError, e.cause]) {

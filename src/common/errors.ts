@@ -170,6 +170,7 @@ export function toErrorResponse(
       const m = (response as { message?: unknown }).message;
       message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : exception.message;
     }
+    if (status === 415) message = UNSUPPORTED_MEDIA_TYPE;
     let errors = exception instanceof ValidationFailedException ? exception.fieldErrors : undefined;
     // A failed health check (terminus) names each failing check, e.g. `database` or `shutdown`.
     const failing = (response as { error?: unknown; status?: unknown }).error;
@@ -198,13 +199,17 @@ export function toErrorResponse(
   };
 }
 
+const UNSUPPORTED_MEDIA_TYPE = 'Unsupported content type: send the body as JSON with the header Content-Type: application/json.';
+
 function fastifyMessage(fe: { statusCode?: number; code?: string; message?: string }): string {
+  // Whatever the code (a missing Content-Type, a form, text): the one content type the service reads.
+  if (fe.statusCode === 415) return UNSUPPORTED_MEDIA_TYPE;
   switch (fe.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return `The request body is not valid JSON: ${fe.message ?? ''}`.trim();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'Unsupported content type: send the body as application/json.';
+      return UNSUPPORTED_MEDIA_TYPE;
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return 'The request body is larger than the service accepts.';
     default:
@@ -239,6 +244,10 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     if (mapped instanceof DatabaseUnavailableError && request?.raw) {
       request.raw.databaseUnavailable = true;
       request.raw.databaseUnavailableCode = mapped.unavailable.code;
+    } else if (status === 503 && body.errors?.some((e) => e.field === 'database') && request?.raw) {
+      // A readiness probe that found the database down belongs to the same outage.
+      request.raw.databaseUnavailable = true;
+      request.raw.databaseUnavailableCode = 'readiness';
     }
     if (headers) for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     reply.status(status).header('content-type', 'application/json; charset=utf-8').send(body);

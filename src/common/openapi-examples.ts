@@ -271,3 +271,39 @@ export function addExamples(doc: OpenAPIObject): void {
     }
   }
 }
+
+/**
+ * The moment the document's time examples are written relative to (silences from 10:00 to 12:00, an upgrade window
+ * the next night, a token expiring a month later). The committed document keeps them; Swagger UI gets them moved by
+ * the time since then (shiftTimeExamples), so its pre-filled times are as far in the future when it is opened as
+ * they were on that day.
+ */
+export const EXAMPLE_TIME_BASE = '2026-11-23T10:00:00Z';
+
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z$/;
+
+/** A copy of the document with every date-time example (and instant in an example value) moved to be relative to `now`. */
+export function shiftTimeExamples<T extends object>(doc: T, now: number): T {
+  const delta = Math.floor((now - Date.parse(EXAMPLE_TIME_BASE)) / 60_000) * 60_000;
+  const shift = (v: string) => {
+    const moved = new Date(Date.parse(v) + delta).toISOString();
+    return v.includes('.') ? moved : moved.replace(/\.\d{3}Z$/, 'Z');
+  };
+  const walk = (node: unknown, inExample: boolean): unknown => {
+    if (typeof node === 'string') return inExample && ISO_INSTANT.test(node) ? shift(node) : node;
+    if (Array.isArray(node)) return node.map((n) => walk(n, inExample));
+    if (!node || typeof node !== 'object') return node;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(node)) out[k] = walk(v, inExample || k === 'example' || k === 'examples' || k === 'default');
+    return out;
+  };
+  return walk(doc, false) as T;
+}
+
+let shifted: { minute: number; source: object; doc: object } | undefined;
+/** shiftTimeExamples for the current minute, computed once per minute (Swagger UI loads the document on every visit). */
+export function shiftTimeExamplesNow<T extends object>(doc: T, now = Date.now()): T {
+  const minute = Math.floor(now / 60_000);
+  if (shifted?.minute !== minute || shifted.source !== doc) shifted = { minute, source: doc, doc: shiftTimeExamples(doc, now) };
+  return shifted.doc as T;
+}

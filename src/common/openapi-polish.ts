@@ -134,6 +134,34 @@ function fillRegisteredIdentities(value: unknown, path: string, examples: PathPa
 
 type Schema = Record<string, unknown> & { type?: string | string[]; properties?: Record<string, Schema>; items?: Schema };
 
+/**
+ * The UUID properties of a request body schema (followed through references, `allOf` and arrays) that name a
+ * registered identity (`maintenanceScheduleIdentity`, `clusterIdentity`, ...) and have no example get it, so the
+ * body Swagger UI builds from the schema addresses the demo's resource instead of a random UUID (and, where the
+ * body repeats the path's identity, the same one).
+ */
+function identityPropertyExamples(doc: OpenAPIObject, root: unknown, path: string, examples: PathParameterExamples): void {
+  const schemas = (doc.components?.schemas ?? {}) as Record<string, Schema>;
+  const seen = new Set<unknown>();
+  // A bare `identity` names the path's resource only at the body's top level (a nested one is another resource's).
+  const visit = (node: unknown, top: boolean): void => {
+    if (!node || typeof node !== 'object' || seen.has(node)) return;
+    seen.add(node);
+    const s = node as Schema & { $ref?: string; allOf?: unknown[] };
+    if (typeof s.$ref === 'string') return visit(schemas[s.$ref.slice(s.$ref.lastIndexOf('/') + 1)], top);
+    for (const part of s.allOf ?? []) visit(part, top);
+    visit(s.items, false);
+    for (const [name, prop] of Object.entries(s.properties ?? {})) {
+      if ((prop.format === 'uuid' || prop.type === 'string') && prop.example === undefined && prop.enum === undefined && (top || name !== 'identity')) {
+        const identity = examples.identity(path, name);
+        if (identity !== undefined) prop.example = identity;
+      }
+      visit(prop, false);
+    }
+  };
+  visit(root, true);
+}
+
 type Operation = {
   tags?: string[];
   parameters?: { name: string; in: string; schema?: Record<string, unknown>; required?: boolean; example?: unknown }[];
@@ -164,9 +192,11 @@ function addIdempotencyKey(op: Operation): void {
         'Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and ' +
         'answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first ' +
         'answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the ' +
-        'first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.',
+        'first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request ' +
+        '(e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key.',
+      // No example: Swagger UI would pre-fill the same key into every operation's Try it out, and every write after the
+      // first would be 422 (the key used for another request).
       schema: { type: 'string', minLength: 1, maxLength: 257, pattern: '^[!-~]+$' },
-      example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
     } as never,
   ];
   const inFlight = 'a request with the same Idempotency-Key is still being processed (retry after Retry-After)';
@@ -230,9 +260,10 @@ export function polishOpenApi(doc: OpenAPIObject, publicOps: Set<string>, exampl
       op.responses['404'] ??= { description: 'The organisation or a resource named in the path does not exist (or is not visible to the caller)' };
       op.responses['500'] ??= { description: 'Internal server error' };
       if (op.requestBody) {
-        for (const media of Object.values((op.requestBody as { content?: Record<string, { example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
+        for (const media of Object.values((op.requestBody as { content?: Record<string, { schema?: unknown; example?: unknown; examples?: Record<string, { value?: unknown }> }> }).content ?? {})) {
           fillRegisteredIdentities(media.example, path, examples);
           for (const e of Object.values(media.examples ?? {})) fillRegisteredIdentities(e.value, path, examples);
+          if (media.example === undefined && media.examples === undefined) identityPropertyExamples(doc, media.schema, path, examples);
         }
         op.responses['413'] ??= { description: 'The body is larger than BODY_LIMIT_BYTES' };
         op.responses['415'] ??= { description: 'The body is not JSON (Content-Type must be application/json)' };

@@ -203,6 +203,19 @@ export class OutboundPolicy {
     }
   }
 
+  /**
+   * What can be checked of a URL where it is saved (a webhook, a dashboard integration), without depending on DNS:
+   * its form, and, when its host is an address literal or `localhost`, that address (400 naming `field`). A host
+   * name is not resolved here: every request to the URL resolves it and checks each address (request()), which
+   * DNS rebinding makes necessary anyway, so a save never fails because DNS is unavailable or not yet set up.
+   */
+  async assertAllowedWhenSaved(field: string, raw: string): Promise<URL> {
+    const url = this.assertWellFormed(field, raw);
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (ipaddr.isValid(host) || /^localhost\.?$/i.test(host) || /\.localhost\.?$/i.test(host)) return this.assertAllowed(field, raw);
+    return url;
+  }
+
   /** The URL's form only (scheme, no credentials, a host): 400 naming `field` otherwise. Where it resolves is not checked. */
   assertWellFormed(field: string, raw: string): URL {
     try {

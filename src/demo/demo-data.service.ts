@@ -22,6 +22,8 @@ import { EnvironmentsService } from '../environments/environments.service';
 import { CreateMaintenanceScheduleRequest } from '../maintenance/dto/maintenance-schedule.dto';
 import { MaintenanceService } from '../maintenance/maintenance.service';
 import { AlertsService } from '../observability/alerts.service';
+import { CreateSilenceRequest } from '../observability/dto/silence.dto';
+import { SilencesService } from '../observability/silences.service';
 import { TenantsService } from '../observability/tenants.service';
 import { CreateOrganisationRequest } from '../organisations/dto/organisation.dto';
 import { OrganisationEntity } from '../identity/organisation.entity';
@@ -34,6 +36,10 @@ import { BudgetsService } from '../metering/budgets.service';
 import { CreateBudgetRequest } from '../metering/dto/budget.dto';
 import { StatementCloser } from '../metering/statement-closer.service';
 import { UserEntity } from '../identity/user.entity';
+import { ProvisionPersonalAccessTokenRequest } from '../tokens/dto/personal-access-token.dto';
+import { TokensService } from '../tokens/tokens.service';
+import { AddUserRequest } from '../users/dto/user.dto';
+import { UsersService } from '../users/users.service';
 import { CreateWebhookRequest } from '../webhooks/dto/webhook.dto';
 import { WebhooksService } from '../webhooks/webhooks.service';
 import { DEMO_IDENTITIES, DEMO_IDENTITY_TABLES, DEMO_SLUGS } from './demo-identities';
@@ -81,6 +87,9 @@ export class DemoDataService {
     private readonly policies: ClusterPoliciesService,
     private readonly budgets: BudgetsService,
     private readonly statements: StatementCloser,
+    private readonly silences: SilencesService,
+    private readonly tokens: TokensService,
+    private readonly users: UsersService,
   ) {}
 
   /** Creates the demo organisation when enabled and the database is fresh; returns whether it did. */
@@ -118,8 +127,9 @@ export class DemoDataService {
       this.startupNotice = [
         `Demo organisation '${DEMO_SLUGS.organisation}' (owner: the bootstrap administrator) was created on this first start:`,
         `  environment ${DEMO_SLUGS.environment}, cluster ${DEMO_SLUGS.cluster} (provisioned by the simulated driver in the background),`,
-        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert, a disabled webhook and a cluster policy,',
-        '  a price book, a month of usage with its statement, and a budget.',
+        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert and a silence, a disabled webhook, a cluster',
+        '  policy, a second personal access token of the administrator (never shown) to try revoking, a price book, a month',
+        '  of usage with its statement, and a budget.',
         "  Swagger UI's pre-filled example values address them. Start with DEMO_DATA=false for an empty service.",
       ].join('\n');
     }
@@ -194,7 +204,8 @@ export class DemoDataService {
     await this.policies.create(
       org,
       body(CreateClusterPolicyRequest, {
-        name: 'production-highly-available',
+        // Not the name of the document's example policy, so that example can be created next to it.
+        name: 'production-ha-reminder',
         description: 'A production cluster runs a highly available control plane.',
         expression: 'object.highlyAvailable',
         message: 'production clusters should be highly available (enableHighAvailability: true)',
@@ -229,6 +240,23 @@ export class DemoDataService {
       admin.username,
       { checkAddress: false },
     );
+    // An active silence, and a second token of the administrator (its value is not kept): the examples of
+    // DELETE .../silences/{silenceId} and DELETE /sts/v1/personal-access-tokens/{token_id}.
+    const now = this.clock.now();
+    await this.silences.create(
+      org,
+      DEMO_SLUGS.tenant,
+      body(CreateSilenceRequest, {
+        matchers: [{ name: 'alertname', value: 'KubeJobFailed', isRegex: false, isEqual: true }],
+        startsAt: now.toISOString(),
+        endsAt: new Date(now.getTime() + 30 * 24 * 3600 * 1000).toISOString(),
+        comment: 'Nightly batch jobs are being reworked',
+      }),
+      admin.username,
+    );
+    // A colleague who is not a member yet: the example of POST .../members.
+    await this.users.add(body(AddUserRequest, { username: 'jane.doe', email: 'jane.doe@acme.example' }));
+    await this.tokens.provision(admin, body(ProvisionPersonalAccessTokenRequest, { name: 'demo token (never shown; revoke it to try)' }));
     await this.writeAudit(actor);
     await this.receiveAlert(org);
     await this.writeAudit(SYSTEM_ACTOR); // alerts arrive from the alert manager, not from a user

@@ -11,8 +11,8 @@ export const DEMO_SLUGS = {
   cluster: 'web',
   /** The cluster's observability tenant: `<environment>-<cluster>`. */
   tenant: 'production-web',
-  /** A dashboard integration slug (GET .../integrations/dashboard/{integrationSlug} style routes). */
-  integration: 'grafana',
+  /** The dashboard integration the example of POST .../integrations/dashboard creates (named "Team dashboards"). */
+  integration: 'team-dashboards',
 } as const;
 
 /** Fixed UUIDs (version 4 form) of the demo organisation's resources. */
@@ -36,6 +36,10 @@ export const DEMO_IDENTITIES = {
   /** The price book's first entry (control plane), for /admin/v1/price-book. */
   priceBookEntry: 'ac3e0000-0000-4000-8000-00000000000e',
   budget: 'ac3e0000-0000-4000-8000-00000000000f',
+  /** A second personal access token of the bootstrap administrator (its value is never shown): one to revoke. */
+  personalAccessToken: 'ac3e0000-0000-4000-8000-000000000010',
+  /** An active silence in the demo cluster's tenant. */
+  silence: 'ac3e0000-0000-4000-8000-000000000011',
 } as const;
 
 /** Which table each identity is pinned for while the seeder runs (src/common/pinned-identities.ts). */
@@ -55,6 +59,8 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
   platformPolicy: 'cluster_policies',
   priceBookEntry: 'price_book_entries',
   budget: 'budgets',
+  personalAccessToken: 'personal_access_tokens',
+  silence: 'alert_silences',
 };
 
 /** The example of each slug path parameter, by parameter name. */
@@ -84,6 +90,10 @@ export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   policyIdentity: DEMO_IDENTITIES.clusterPolicy,
   entryIdentity: DEMO_IDENTITIES.priceBookEntry,
   budgetIdentity: DEMO_IDENTITIES.budget,
+  token_id: DEMO_IDENTITIES.personalAccessToken,
+  /** PATCH .../cloud-accounts/{id}: the demo account's credentials. */
+  primaryCloudCredentials: DEMO_IDENTITIES.cloudCredentials,
+  silenceId: DEMO_IDENTITIES.silence,
 };
 
 /** The example of an identity path parameter of `path`: the platform policy on /admin routes, else by name. */

@@ -7,6 +7,8 @@ import { MeteringModule } from '../metering/metering.module';
 import { ObservabilityModule } from '../observability/observability.module';
 import { OrganisationsModule } from '../organisations/organisations.module';
 import { PoliciesModule } from '../policies/policies.module';
+import { TokensModule } from '../tokens/tokens.module';
+import { UsersModule } from '../users/users.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
 import { DemoDataService } from './demo-data.service';
@@ -24,6 +26,8 @@ import { DemoDataService } from './demo-data.service';
     WebhooksModule,
     PoliciesModule,
     MeteringModule,
+    TokensModule,
+    UsersModule,
   ],
   providers: [DemoDataService],
   exports: [DemoDataService],

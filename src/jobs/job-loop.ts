@@ -1,9 +1,14 @@
+import { databaseUnavailable } from '../common/database-unavailable';
 import { Logger } from '@nestjs/common';
 import type { SchedulerRegistry } from '@nestjs/schedule';
 import { performance } from 'perf_hooks';
 import { runAsBackgroundWork } from '../database/background-pool';
 import type { MetricsService } from '../metrics/metrics.service';
+import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { BackgroundJob, JobSchedule, JobStoppedError, PassContext } from './background-job';
+
+/** Background passes' spans (src/tracing.ts). */
+const tracer = trace.getTracer('cluster-management-service');
 
 export const JOB_PASS_OUTCOMES = ['ok', 'failed'] as const;
 
@@ -29,6 +34,8 @@ export class JobLoop<R> {
   private rerun = false;
   /** Errors a pass reported through its context (counted already when the pass rethrows them). */
   private readonly reported = new WeakSet<object>();
+  /** The database outage this loop's passes are failing in, if any (`databaseOutage`). */
+  private outage: { since: number; errors: number } | null = null;
   private readonly context: PassContext;
 
   constructor(
@@ -47,6 +54,7 @@ export class JobLoop<R> {
       error: (err, fields, message) => {
         if (err && typeof err === 'object') this.reported.add(err);
         this.metrics.backgroundErrors.inc(labels);
+        if (this.databaseOutage(err)) return;
         this.logger.error({ err, job: this.name, ...fields }, message);
       },
     };
@@ -54,6 +62,36 @@ export class JobLoop<R> {
 
   get name(): string {
     return this.schedule.name;
+  }
+
+  /**
+   * True when `err` means the database cannot be used now: the first such error of an outage is one warn line,
+   * the rest are counted (`cms_background_job_errors_total`) but not logged, until a pass succeeds again
+   * (`databaseBack`), so an outage is two lines per loop instead of a line per failed item and pass.
+   */
+  private databaseOutage(err: unknown): boolean {
+    const unavailable = databaseUnavailable(err);
+    if (!unavailable) return false;
+    if (this.outage === null) {
+      this.outage = { since: Date.now(), errors: 0 };
+      this.logger.warn(
+        { event: 'job_database_unavailable', job: this.name, code: unavailable.code },
+        `Background job ${this.name}: the database is unavailable (${unavailable.code}); its passes fail until it returns`,
+      );
+    }
+    this.outage.errors++;
+    return true;
+  }
+
+  private databaseBack(): void {
+    if (this.outage === null) return;
+    const { since, errors } = this.outage;
+    this.outage = null;
+    const seconds = (Date.now() - since) / 1000;
+    this.logger.log(
+      { event: 'job_database_available', job: this.name, outageSeconds: seconds, errors },
+      `Background job ${this.name}: a pass succeeded again after ${seconds.toFixed(1)} s of database outage (${errors} errors)`,
+    );
   }
 
   /** True once shutdown began. */
@@ -133,17 +171,22 @@ export class JobLoop<R> {
     this.rerun = false;
     const job = this.name;
     const startedAt = performance.now();
+    // A span per pass (src/tracing.ts; a no-op without tracing): its SQL and outgoing calls are its children.
+    const span = tracer.startSpan(`background pass ${job}`, { root: true, attributes: { 'cms.loop': job } });
     try {
       // On the background pool (background-pool.ts), so requests never wait for a connection behind a pass.
-      const result = await runAsBackgroundWork(() => this.job.pass(this.context));
+      const result = await context.with(trace.setSpan(context.active(), span), () => runAsBackgroundWork(() => this.job.pass(this.context)));
       this.metrics.jobPasses.inc({ loop: job, outcome: 'ok' });
+      this.databaseBack();
       return result;
     } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.message });
       this.metrics.jobPasses.inc({ loop: job, outcome: 'failed' });
       if (!(err && typeof err === 'object' && this.reported.has(err))) this.metrics.backgroundErrors.inc({ loop: job });
-      this.logger.error({ err, job }, `Background job ${job}: the pass failed`);
+      if (!this.databaseOutage(err)) this.logger.error({ err, job }, `Background job ${job}: the pass failed`);
       throw err;
     } finally {
+      span.end();
       this.metrics.jobPassDuration.observe({ loop: job }, (performance.now() - startedAt) / 1000);
     }
   }

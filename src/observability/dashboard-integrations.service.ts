@@ -67,7 +67,7 @@ export class DashboardIntegrationsService {
   }
 
   async create(org: OrganisationEntity, body: CreateDashboardIntegrationRequest): Promise<DashboardIntegrationResponse> {
-    const url = (await this.outbound.assertAllowed('url', body.url.trim())).toString().replace(/\/+$/, '');
+    const url = (await this.outbound.assertAllowedWhenSaved('url', body.url.trim())).toString().replace(/\/+$/, '');
     // Without a name, the dashboard's host names it (dashboards.acme.example).
     const name = body.name?.trim() ?? new URL(url).hostname;
     const slug = slugify(name);

@@ -25,6 +25,6 @@ import { TenantsService } from './tenants.service';
     DashboardHealthChecker,
     OrganisationIntegrationsService,
   ],
-  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, AlertsService],
+  exports: [TenantsService, OrganisationIntegrationsService, DashboardHealthChecker, AlertsService, SilencesService],
 })
 export class ObservabilityModule {}

@@ -1,3 +1,4 @@
+import { newIdentity } from '../common/pinned-identities';
 import { TransactionHost } from '@nestjs-cls/transactional';
 import { isUuid } from '../common/uuid';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
@@ -62,9 +63,9 @@ export class SilencesService {
       throw new ConflictException(`Monitoring tenant '${tenant.slug}' already has ${MAX_OPEN_SILENCES} silences that are not expired; expire some first.`);
     }
     const [row]: SilenceRow[] = await this.txHost.tx.query(
-      `INSERT INTO alert_silences (tenant_id, matchers, starts_at, ends_at, comment, created_by, created_at, updated_at)
-       VALUES ($1, $2::jsonb, $3, $4, $5, $6, $7, $7) RETURNING *`,
-      [tenant.id, JSON.stringify(matchers), startsAt, endsAt, req.comment, createdBy, now],
+      `INSERT INTO alert_silences (id, tenant_id, matchers, starts_at, ends_at, comment, created_by, created_at, updated_at)
+       VALUES ($8, $1, $2::jsonb, $3, $4, $5, $6, $7, $7) RETURNING *`,
+      [tenant.id, JSON.stringify(matchers), startsAt, endsAt, req.comment, createdBy, now, newIdentity('alert_silences')],
     );
     this.record('ALERT_SILENCE_CREATED', org, tenant, row.id, {
       matchers: { old: null, new: matchers.map(describeMatcher).join(', ') },

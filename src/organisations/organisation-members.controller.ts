@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { OrgContext, OrganisationContext } from '../identity/organisation-context';
 import { RequireOrgRole } from '../common/route-access';
 import { CurrentPrincipal, Principal } from '../identity/principal';
@@ -56,6 +56,8 @@ export class OrganisationMembersController {
     summary: 'Add a user to the organisation by username or email (ADMIN; only an OWNER may grant OWNER)',
     description: 'Defaults: role VIEWER, kubernetesRole VIEW. Answers 200 with no body.',
   })
+  // jane.doe is a user of a fresh install (the demo) who is not a member yet.
+  @ApiBody({ type: AddMemberRequest, examples: { byUsername: { summary: 'By username', value: { username: 'jane.doe', role: 'MEMBER', kubernetesRole: 'VIEW' } } } })
   @ApiOkResponse({ description: 'Added; no body' })
   @ApiStandardErrors({ conflict: 'The user is already a member' })
   async add(@OrgContext() ctx: OrganisationContext, @Body() body: AddMemberRequest): Promise<void> {

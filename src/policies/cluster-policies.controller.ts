@@ -16,7 +16,7 @@ import {
   PolicyViolation,
   UpdateClusterPolicyRequest,
 } from './dto/cluster-policy.dto';
-import { POLICY_EXAMPLES } from './policy-examples';
+import { POLICY_EXAMPLES, POLICY_UPDATE_EXAMPLES } from './policy-examples';
 import { PolicyScanService } from './policy-scan.service';
 import { principalPolicyUser } from './policy-user';
 
@@ -134,6 +134,7 @@ export class ClusterPoliciesController {
       'failurePolicy Ignore). Setting environments clears environmentTypes and the other way round; null or [] removes the scope.',
     errors: '403 for a platform policy; 404 when unknown; 409 when the new name is taken.',
   })
+  @ApiBody({ type: UpdateClusterPolicyRequest, examples: POLICY_UPDATE_EXAMPLES })
   @ApiOkResponse({ type: ClusterPolicyResponse })
   @ApiStandardErrors({ conflict: 'Name taken' })
   update(@OrgContext() ctx: OrganisationContext, @Param('policyIdentity') identity: string, @Body() body: UpdateClusterPolicyRequest): Promise<ClusterPolicyResponse> {

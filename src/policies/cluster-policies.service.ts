@@ -22,11 +22,11 @@ import type { ExecutorAdmission } from '../executor/executor';
 
 /** The sort allow-list of the policy lists (the controllers' paging declaration names its keys). */
 export const POLICY_SORTABLE: Record<string, string> = { name: 'p.name', action: 'p.action', createdAt: 'p.created_at', modifiedAt: 'p.modified_at', enabled: 'p.enabled' };
-const AUDITED = ['name', 'description', 'expression', 'message', 'messageExpression', 'action', 'failurePolicy', 'environments', 'environmentTypes', 'enabled'] as const;
+const AUDITED = ['name', 'description', 'expression', 'message', 'messageExpression', 'action', 'failurePolicy', 'environments', 'environmentTypes', 'operations', 'enabled'] as const;
 
 /** Columns of cluster_policies with the entity's property names. */
 export const POLICY_SELECT = `p.id, p.identity, p.organisation_id AS "organisationId", p.name, p.description, p.expression, p.message,
-  p.message_expression AS "messageExpression", p.action, p.failure_policy AS "failurePolicy", p.environments, p.environment_types AS "environmentTypes", p.enabled,
+  p.message_expression AS "messageExpression", p.action, p.failure_policy AS "failurePolicy", p.environments, p.environment_types AS "environmentTypes", p.operations, p.enabled,
   p.created_by AS "createdBy", p.created_at AS "createdAt", p.modified_at AS "modifiedAt"`;
 
 /** What a policy body is, once defaults are applied. */
@@ -109,9 +109,9 @@ export class ClusterPoliciesService {
     const now = this.clock.now();
     const [row]: ClusterPolicyEntity[] = await this.txHost.tx.query(
       `INSERT INTO cluster_policies AS p (organisation_id, name, description, expression, message, message_expression, action, environments,
-         environment_types, enabled, created_by, created_at, modified_at, identity, failure_policy)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14) RETURNING ${POLICY_SELECT}`,
-      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now, newIdentity('cluster_policies'), body.failurePolicy],
+         environment_types, enabled, created_by, created_at, modified_at, identity, failure_policy, operations)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $13, $14, $15) RETURNING ${POLICY_SELECT}`,
+      [org?.id ?? null, body.name, body.description, body.expression, body.message, body.messageExpression, body.action, body.environments, body.environmentTypes, body.enabled, createdBy, now, newIdentity('cluster_policies'), body.failurePolicy, body.operations],
     );
     this.record('CLUSTER_POLICY_CREATED', org, row, auditDiff(null, audited(row)));
     return toResponse(row);
@@ -130,6 +130,7 @@ export class ClusterPoliciesService {
       failurePolicy: req.failurePolicy ?? before.failurePolicy,
       environments: req.environments === undefined ? before.environments : req.environments?.length ? req.environments : null,
       environmentTypes: req.environmentTypes === undefined ? before.environmentTypes : req.environmentTypes?.length ? req.environmentTypes : null,
+      operations: req.operations === undefined ? before.operations : req.operations?.length ? req.operations : null,
       enabled: req.enabled ?? before.enabled,
     };
     // Setting one scope replaces the other.
@@ -146,9 +147,9 @@ export class ClusterPoliciesService {
     if (next.name !== before.name) await this.assertNameFree(org, next.name);
     const [[row]]: [ClusterPolicyEntity[], number] = await this.txHost.tx.query(
       `UPDATE cluster_policies AS p SET name = $2, description = $3, expression = $4, message = $5, message_expression = $6, action = $7,
-              environments = $8, environment_types = $9, enabled = $10, modified_at = $11, failure_policy = $12
+              environments = $8, environment_types = $9, enabled = $10, modified_at = $11, failure_policy = $12, operations = $13
         WHERE id = $1 RETURNING ${POLICY_SELECT}`,
-      [before.id, next.name, next.description, next.expression, next.message, next.messageExpression, next.action, next.environments, next.environmentTypes, next.enabled, this.clock.now(), next.failurePolicy],
+      [before.id, next.name, next.description, next.expression, next.message, next.messageExpression, next.action, next.environments, next.environmentTypes, next.enabled, this.clock.now(), next.failurePolicy, next.operations],
     );
     this.record('CLUSTER_POLICY_UPDATED', org, row, details);
     return toResponse(row);
@@ -214,6 +215,7 @@ export function policyBody(req: CreateClusterPolicyRequest): PolicyBody {
     failurePolicy: req.failurePolicy ?? 'Fail',
     environments: req.environments?.length ? req.environments : null,
     environmentTypes: req.environmentTypes?.length ? req.environmentTypes : null,
+    operations: req.operations?.length ? req.operations : null,
     enabled: req.enabled ?? true,
   };
 }
@@ -235,6 +237,7 @@ export function toResponse(p: ClusterPolicyEntity): ClusterPolicyResponse {
     failurePolicy: p.failurePolicy,
     environments: p.environments,
     environmentTypes: p.environmentTypes,
+    operations: p.operations,
     enabled: p.enabled,
     createdBy: p.createdBy,
     createdAt: new Date(p.createdAt).toISOString(),

@@ -152,7 +152,8 @@ export class ClusterPolicyEnforcer implements ClusterChangeGate<ClusterPolicyEnt
     if (!policies.length) return { ...verdict, skipped: true };
     const envs = await this.inputs.environments([Number(row.environmentId)]);
     const env = envs.get(Number(row.environmentId))!;
-    const applicable = policies.filter((p) => policyCovers(p, env));
+    // A policy applies to the operations it names (every one when it names none).
+    const applicable = policies.filter((p) => policyCovers(p, env) && (!p.operations?.length || p.operations.includes(change.operation)));
     const org = await this.inputs.organisation(Number(row.organisationId));
     Object.assign(verdict, {
       skipped: deleting || applicable.length === 0,

@@ -20,6 +20,8 @@ export class ClusterPolicyEntity {
   @Column({ type: 'text' }) failurePolicy: FailurePolicy;
   @Column({ type: 'text', array: true, nullable: true }) environments: string[] | null;
   @Column({ type: 'text', array: true, nullable: true }) environmentTypes: string[] | null;
+  /** The operations (CREATE, UPDATE, DELETE) it applies to; null: every one (migration 1795400171000). */
+  @Column({ type: 'text', array: true, nullable: true }) operations: string[] | null;
   @Column() enabled: boolean;
   @Column() createdBy: string;
   @Column({ type: 'timestamptz' }) createdAt: Date;

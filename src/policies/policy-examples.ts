@@ -11,11 +11,12 @@ export const POLICY_EXAMPLES: { summary: string; body: CreateClusterPolicyReques
     summary: 'Production clusters are highly available',
     body: {
       name: 'production-highly-available',
-      description: 'A production cluster runs a highly available control plane.',
+      description: 'A production cluster is created with a highly available control plane (its later changes and its deletion are not judged).',
       expression: 'object.highlyAvailable',
       message: 'production clusters must be highly available (enableHighAvailability: true)',
       action: 'Deny',
       environmentTypes: ['production'],
+      operations: ['CREATE'],
     },
   },
   {
@@ -118,3 +119,9 @@ export const POLICY_EXAMPLES: { summary: string; body: CreateClusterPolicyReques
     },
   },
 ];
+
+/** The example of PATCH .../cluster-policies/{policyIdentity}: a change of the demo policy that keeps it valid. */
+export const POLICY_UPDATE_EXAMPLES = {
+  message: { summary: 'Reword the message', value: { message: 'production clusters should be highly available; set enableHighAvailability: true' } },
+  disable: { summary: 'Keep the policy without enforcing it', value: { enabled: false } },
+};

@@ -146,7 +146,7 @@ export class WebhooksService implements OnApplicationBootstrap {
     options: { checkAddress?: boolean } = {},
   ): Promise<WebhookWithSecretResponse> {
     if (options.checkAddress === false && req.enabled === false) this.outbound.assertWellFormed('url', req.url);
-    else await this.outbound.assertAllowed('url', req.url);
+    else await this.outbound.assertAllowedWhenSaved('url', req.url);
     // Serialises creates of one organisation so the limit holds under concurrency.
     await this.txHost.tx.query(`SELECT id FROM organisations WHERE id = $1 FOR UPDATE`, [org.id]);
     const [{ n }] = await this.txHost.tx.query(`SELECT count(*)::int AS n FROM webhook_subscriptions WHERE organisation_id = $1`, [org.id]);
@@ -177,7 +177,7 @@ export class WebhooksService implements OnApplicationBootstrap {
         throw ValidationFailedException.forField('url', `url holds ${SECRET_PLACEHOLDER} but is not the stored URL as shown redacted; send the whole URL`);
       }
       url = kept.value;
-      if (url !== beforeUrl) await this.outbound.assertAllowed('url', url);
+      if (url !== beforeUrl) await this.outbound.assertAllowedWhenSaved('url', url);
     }
     const next = {
       url,

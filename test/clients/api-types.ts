@@ -3072,7 +3072,7 @@ export interface components {
         CreateClusterNodePoolDto: {
             /**
              * @description Default: the first free of pool-1, pool-2, ... in the cluster
-             * @example workers
+             * @example batch
              */
             name?: string;
             /**
@@ -3309,6 +3309,10 @@ export interface components {
              * @enum {string}
              */
             podSecurityStandardsProfile?: "privileged" | "baseline" | "restricted";
+            /**
+             * @description true: the cluster cannot be deleted until it is set to false again
+             * @example false
+             */
             deleteProtection?: boolean;
             /** @description Replaces the whole list; an item may also be the CIDR string alone */
             ipWhitelist?: (components["schemas"]["IpWhitelistRequestDto"] | string)[];
@@ -3506,7 +3510,7 @@ export interface components {
             taints?: components["schemas"]["NodeTaintDto"][];
             /**
              * @description Left out or "" keeps the current name
-             * @example workers
+             * @example system
              */
             name?: string;
         };
@@ -3597,6 +3601,7 @@ export interface components {
             /**
              * Format: uuid
              * @description The node pool the token was issued for; when given it must match the token. Left out: the token's pool
+             * @example ac3e0000-0000-4000-8000-000000000009
              */
             nodePoolIdentity?: string;
             /**
@@ -4018,6 +4023,7 @@ export interface components {
             /**
              * Format: uuid
              * @description Must equal the identity in the path
+             * @example ac3e0000-0000-4000-8000-000000000003
              */
             organisationIntegrationIdentity: string;
             /**
@@ -4297,7 +4303,7 @@ export interface components {
         CreateEnvironmentRequest: {
             /**
              * @description The slug is derived from it once, at creation. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
-             * @example production
+             * @example staging
              */
             name: string;
             /**
@@ -4501,7 +4507,7 @@ export interface components {
             enabled?: boolean;
             /**
              * @description Identity of one of this account's credentials, which becomes primary. An empty string leaves the primary credentials unchanged (the original Terraform provider sends `""` on every update).
-             * @example 3f1c2a9e-8d4b-4c6e-9f0a-1b2c3d4e5f60
+             * @example ac3e0000-0000-4000-8000-000000000006
              */
             primaryCloudCredentials?: string;
         };
@@ -4950,6 +4956,7 @@ export interface components {
             /**
              * Format: date-time
              * @description Expiry, in the future and at most one year ahead; defaults to PAT_DEFAULT_TTL_DAYS (90) days
+             * @example 2026-12-23T10:00:00Z
              */
             expireAt?: string;
         };
@@ -5102,7 +5109,7 @@ export interface components {
             contactEmail: components["schemas"]["EmailDto"];
             /**
              * @description The slug is derived from it and never changes. Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
-             * @example Acme
+             * @example Globex
              */
             organisationName: string;
             /**
@@ -5639,6 +5646,8 @@ export interface components {
             failurePolicy: "Fail" | "Ignore";
             environments: string[] | null;
             environmentTypes: ("production" | "staging" | "development" | "demo" | "other")[] | null;
+            /** @description The operations it applies to; null: every operation */
+            operations: ("CREATE" | "UPDATE" | "DELETE")[] | null;
             enabled: boolean;
             /** @example alice */
             createdBy: string;
@@ -5699,6 +5708,14 @@ export interface components {
              */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
             /**
+             * @description Only these operations (`request.operation`): CREATE a cluster, UPDATE it (settings, status, version, node pools, scheduled upgrades), DELETE it. Left out, null or []: every operation
+             * @example [
+             *       "CREATE",
+             *       "UPDATE"
+             *     ]
+             */
+            operations?: ("CREATE" | "UPDATE" | "DELETE")[] | null;
+            /**
              * @description A disabled policy is kept but not enforced
              * @default true
              */
@@ -5753,6 +5770,8 @@ export interface components {
             environments?: string[] | null;
             /** @description null or [] removes the scope */
             environmentTypes?: ("production" | "staging" | "development" | "demo" | "other")[] | null;
+            /** @description null or [] applies the policy to every operation */
+            operations?: ("CREATE" | "UPDATE" | "DELETE")[] | null;
             enabled?: boolean;
         };
         UsageGroup: {
@@ -6195,6 +6214,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path; left out, the path names the cluster
+             * @example ac3e0000-0000-4000-8000-000000000008
              */
             clusterIdentity?: string;
             /**
@@ -6204,7 +6224,10 @@ export interface components {
             version: string;
         };
         CreateScheduledClusterUpgradeRequest: {
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @example ac3e0000-0000-4000-8000-000000000008
+             */
             clusterIdentity: string;
             /**
              * @description A cluster version of the catalog, newer than the cluster runs
@@ -6243,6 +6266,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path (400 otherwise)
+             * @example ac3e0000-0000-4000-8000-00000000000a
              */
             identity?: string;
             /**
@@ -6261,6 +6285,7 @@ export interface components {
             /**
              * Format: uuid
              * @description When given, must be the identity in the path (400 otherwise)
+             * @example ac3e0000-0000-4000-8000-00000000000a
              */
             identity?: string;
             /**
@@ -8430,10 +8455,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -8841,10 +8863,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9128,10 +9147,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -9828,10 +9844,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -10874,10 +10887,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11044,10 +11054,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11214,10 +11221,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -11849,10 +11853,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12019,10 +12020,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12465,10 +12463,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -12643,7 +12638,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example grafana */
+                /** @example team-dashboards */
                 integrationSlug: string;
                 /**
                  * @description Slug of the organisation (also written organizationSlug in the interface)
@@ -12751,10 +12746,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13137,10 +13129,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -13307,6 +13296,7 @@ export interface operations {
             path: {
                 /** @example production-web */
                 tenantSlug: string;
+                /** @example ac3e0000-0000-4000-8000-000000000011 */
                 silenceId: string;
                 /** @example acme */
                 organisationSlug: string;
@@ -13610,10 +13600,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14113,10 +14100,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14447,10 +14431,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -14991,10 +14972,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15387,10 +15365,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15741,10 +15716,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -15916,10 +15888,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16091,10 +16060,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16266,10 +16232,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16441,10 +16404,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16616,10 +16576,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16791,10 +16748,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -16966,10 +16920,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17141,10 +17092,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17316,10 +17264,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -17714,10 +17659,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18110,10 +18052,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -18793,10 +18732,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -18965,7 +18901,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The identity of the token (not the token itself) */
+                /**
+                 * @description The identity of the token (not the token itself)
+                 * @example ac3e0000-0000-4000-8000-000000000010
+                 */
                 token_id: string;
             };
             cookie?: never;
@@ -19069,10 +19008,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21146,10 +21082,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -21422,10 +21355,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -22198,10 +22128,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -22492,10 +22419,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -23493,10 +23417,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -23880,10 +23801,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24056,10 +23974,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24204,10 +24119,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24526,10 +24438,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -24743,6 +24652,9 @@ export interface operations {
                      *           "environmentTypes": [
                      *             "production"
                      *           ],
+                     *           "operations": [
+                     *             "CREATE"
+                     *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
                      *           "createdAt": "2026-11-23T10:00:00.000Z",
@@ -24763,6 +24675,9 @@ export interface operations {
                      *           ],
                      *           "environmentTypes": [
                      *             "production"
+                     *           ],
+                     *           "operations": [
+                     *             "CREATE"
                      *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
@@ -24863,10 +24778,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -25035,10 +24947,7 @@ export interface operations {
                 sort?: string[];
             };
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -25463,10 +25372,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -26588,10 +26494,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -26975,10 +26878,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -28050,10 +27950,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -28588,10 +28485,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -28923,10 +28817,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -29779,10 +29670,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -30105,10 +29993,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -30276,10 +30161,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -30737,10 +30619,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -30976,6 +30855,9 @@ export interface operations {
                      *           "environmentTypes": [
                      *             "production"
                      *           ],
+                     *           "operations": [
+                     *             "CREATE"
+                     *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
                      *           "createdAt": "2026-11-23T10:00:00.000Z",
@@ -30996,6 +30878,9 @@ export interface operations {
                      *           ],
                      *           "environmentTypes": [
                      *             "production"
+                     *           ],
+                     *           "operations": [
+                     *             "CREATE"
                      *           ],
                      *           "enabled": true,
                      *           "createdBy": "alice",
@@ -31096,10 +30981,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -31467,10 +31349,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -31837,10 +31716,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -32229,10 +32105,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -32403,10 +32276,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -32736,10 +32606,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -33128,10 +32995,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request is a good key.
-                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
-                 */
+                /** @description Makes a retry of this request safe: the first successful answer is stored for 24 h with the key (per caller) and answered again, with `Idempotent-Replayed: true`, to a repeat with the same key and request, also when the first answer was lost (a 503 after the change committed). The same key with another request is 422; a repeat while the first is in flight is 409. Errors are not stored. 1 to 255 visible ASCII characters, bare or as a quoted string; a UUID per request (e.g. 8e03978e-40d5-43e8-bc93-6894a57f9324) is a good key. */
                 "Idempotency-Key"?: string;
             };
             path: {

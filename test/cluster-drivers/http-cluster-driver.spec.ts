@@ -109,7 +109,7 @@ describe('HttpClusterDriver', () => {
     }
   });
 
-  it("passes a driver's own error through and classes the others (5xx, 429 retryable; other 4xx terminal; 401 retryable)", async () => {
+  it("passes a driver's own error through and classes the others (5xx, 429, 401, a redirect retryable; other 4xx terminal)", async () => {
     const answers: [number, unknown][] = [
       [422, { error: { class: 'terminal', code: 'InvalidNodeType', message: 'm9.huge is not a node type of eu-central-1' } }],
       [503, { error: { class: 'retryable', code: 'Throttled', message: 'slow down' } }],
@@ -117,6 +117,7 @@ describe('HttpClusterDriver', () => {
       [429, {}],
       [400, { message: 'no' }],
       [401, {}],
+      [301, {}],
     ];
     const fake = await fakeDriver((_s, res) => { const [status, body] = answers[fake.seen.length - 1]; json(res, status, body); });
     try {
@@ -131,6 +132,7 @@ describe('HttpClusterDriver', () => {
         ['retryable', 'DriverUnavailable'],
         ['terminal', 'DriverRejectedRequest'],
         ['retryable', 'DriverAuthenticationFailed'],
+        ['retryable', 'DriverProtocolError'],
       ]);
       expect(errors[0].message).toBe('m9.huge is not a node type of eu-central-1');
     } finally {

@@ -98,6 +98,41 @@ describe('cluster generations and conditions', () => {
     ]);
   });
 
+  it('pools written in the transaction that creates their cluster keep it at generation 1; a later one bumps it', async () => {
+    const columns: { column_name: string }[] = await t.db.query(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'clusters'
+          AND column_name NOT IN ('id', 'identity', 'slug', 'name', 'generation', 'observed_generation', 'conditions', 'observed_at')`,
+    );
+    const list = columns.map((c) => c.column_name).join(', ');
+    const runner = t.db.createQueryRunner();
+    let id: string;
+    try {
+      await runner.startTransaction();
+      [{ id }] = await runner.query(
+        `INSERT INTO clusters (slug, name, ${list}) SELECT 'bulk', 'bulk', ${list} FROM clusters WHERE organisation_id = $1 AND slug = 'gen' RETURNING id`,
+        [f.orgId],
+      );
+      await runner.query(
+        `INSERT INTO cluster_node_pools (cluster_id, name, node_size, min_size, max_size, created_at, modified_at)
+         SELECT $1, 'p' || g, 'm5.large', 1, 1, now(), now() FROM generate_series(1, 3) g`,
+        [id],
+      );
+      await runner.commitTransaction();
+    } finally {
+      await runner.release();
+    }
+    const gens = async () => {
+      const [row] = await t.db.query(
+        `SELECT generation::int AS generation, (SELECT array_agg(generation::int ORDER BY name) FROM cluster_node_pools WHERE cluster_id = $1) AS pools FROM clusters WHERE id = $1`,
+        [id],
+      );
+      return row;
+    };
+    expect(await gens()).toEqual({ generation: 1, pools: [1, 1, 1] });
+    await t.db.query(`INSERT INTO cluster_node_pools (cluster_id, name, node_size, min_size, max_size, created_at, modified_at) VALUES ($1, 'p4', 'm5.large', 1, 1, now(), now())`, [id]);
+    expect(await gens()).toEqual({ generation: 2, pools: [1, 1, 1, 2] });
+  });
+
   it('a version change made outside the API (the scheduler, an administrator) bumps the generation too', async () => {
     const [row] = await t.db.query(`SELECT id, generation FROM clusters WHERE organisation_id = $1 AND slug = 'gen'`, [f.orgId]);
     await t.db.query(`UPDATE clusters SET version = '1.31.6' WHERE id = $1`, [row.id]);

@@ -17,6 +17,13 @@ describe('error bodies', () => {
     const res = await t.admin().post('/sts/v1/personal-access-tokens').set('content-type', 'text/plain').send('name=x');
     expect(res.status).toBe(415);
     expectErrorBody(res.body, 415);
+    // Without a Content-Type, or as a form, the message names the one the service reads.
+    const bare = await t.admin().post('/sts/v1/personal-access-tokens').set('content-type', '').send(Buffer.from('{"name":"x"}'));
+    const form = await t.admin().post('/sts/v1/personal-access-tokens').type('form').send('name=x');
+    for (const r of [res, bare, form]) {
+      expect(r.status).toBe(415);
+      expect(r.body.message).toBe('Unsupported content type: send the body as JSON with the header Content-Type: application/json.');
+    }
   });
 
   it('an unknown route is 404 with the error body', async () => {

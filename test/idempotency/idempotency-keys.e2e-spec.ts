@@ -182,3 +182,40 @@ describe('Idempotency-Key after a 503 whose change committed', () => {
     expect(await count(t, `SELECT count(*) AS n FROM audit_events WHERE type = 'ENVIRONMENT_CREATED' AND environment_slug = 'prod'`)).toBe(1);
   });
 });
+
+describe('Idempotency-Key on a change that answers after its COMMIT (the cluster PATCH, @OwnTransaction)', () => {
+  jest.setTimeout(60_000);
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('stores the answer right after COMMIT and replays it; an answer lost in between makes the retry run again, changing nothing', async () => {
+    const { createOrgFixture, clustersPath, clusterBody } = await import('../clusters/cluster-fixtures');
+    const f = await createOrgFixture(t);
+    const member = f.users.member.token;
+    await t.as(member).post(clustersPath(f)).send(clusterBody(f, { name: 'keyed' })).expect(200);
+    const path = `${clustersPath(f)}/keyed`;
+    const updates = () =>
+      count(t, `SELECT count(*) AS n FROM audit_events WHERE type = 'CLUSTER_UPDATED' AND cluster_slug = 'keyed' AND organisation_id = $1`, [f.orgId]);
+
+    const first = await t.as(member).patch(path).set('Idempotency-Key', 'cluster-1').send({ description: 'keyed once' });
+    expect(first.status).toBe(200);
+    expect(await updates()).toBe(1);
+    const replay = await t.as(member).patch(path).set('Idempotency-Key', 'cluster-1').send({ description: 'keyed once' });
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+
+    // As if the process had died between the COMMIT and storing the answer: the row holds no answer.
+    await t.db.query(`UPDATE idempotency_keys SET status = NULL, answer = NULL WHERE idempotency_key = 'cluster-1'`);
+    const rerun = await t.as(member).patch(path).set('Idempotency-Key', 'cluster-1').send({ description: 'keyed once' });
+    expect(rerun.status).toBe(200);
+    expect(rerun.headers['idempotent-replayed']).toBeUndefined();
+    expect(rerun.body.description).toBe('keyed once');
+    expect(await updates()).toBe(1); // the change was made once
+    const again = await t.as(member).patch(path).set('Idempotency-Key', 'cluster-1').send({ description: 'keyed once' });
+    expect(again.headers['idempotent-replayed']).toBe('true');
+  });
+});

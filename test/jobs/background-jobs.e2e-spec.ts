@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { BackgroundJob, JobStoppedError, PassContext } from '../../src/jobs/background-job';
 import { BackgroundJobs } from '../../src/jobs/background-jobs.service';
@@ -99,6 +100,35 @@ describe('background jobs', () => {
       await sleep(200);
       expect(job.passes).toBe(2);
       expect(job.maxRunning).toBe(1);
+    });
+
+    it('a database outage is one warn line per loop and one line when a pass succeeds again, however many items and passes fail', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const error = jest.spyOn(Logger.prototype, 'error');
+      const log = jest.spyOn(Logger.prototype, 'log');
+      try {
+        const job = new ProbeJob();
+        let down = 3;
+        job.then = async (ctx) => {
+          if (down-- <= 0) return;
+          // Two items fail on the way, then the pass itself: a lost connection each time.
+          ctx.error(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }), { item: 1 }, 'An item failed');
+          ctx.error(new Error('Connection terminated unexpectedly'), { item: 2 }, 'An item failed');
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        };
+        const loop = jobs.register(job, { name: 'probe-outage', everyMs: 0 });
+        for (let i = 0; i < 3; i++) await expect(loop.runPass()).rejects.toThrow(/ECONNREFUSED/);
+        await loop.runPass();
+        const mine = (spy: jest.SpyInstance) => spy.mock.calls.filter(([fields]) => (fields as { job?: string })?.job === 'probe-outage');
+        expect(mine(error)).toEqual([]);
+        expect(mine(warn).map(([f]) => (f as { event: string; code: string }).event)).toEqual(['job_database_unavailable']);
+        expect(mine(log).map(([f]) => f)).toEqual([expect.objectContaining({ event: 'job_database_available', errors: 9 })]);
+        expect(await metric(t, 'cms_background_job_errors_total', { loop: 'probe-outage' })).toBe(9);
+      } finally {
+        warn.mockRestore();
+        error.mockRestore();
+        log.mockRestore();
+      }
     });
 
     it('runs another pass at once while the job says there is more', async () => {

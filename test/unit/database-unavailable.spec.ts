@@ -1,4 +1,4 @@
-import { QueryFailedError, QueryRunnerAlreadyReleasedError } from 'typeorm';
+import { QueryFailedError, QueryRunnerAlreadyReleasedError, QueryRunnerProviderAlreadyReleasedError } from 'typeorm';
 import { databaseUnavailable } from '../../src/common/database-unavailable';
 import { DatabaseUnavailableError, mapDatabaseError, toErrorResponse } from '../../src/common/errors';
 
@@ -7,6 +7,7 @@ const pgError = (code: string, message = 'x') => Object.assign(new Error(message
 describe('database errors that mean "unavailable now" (503 with Retry-After)', () => {
   it.each([
     [new QueryRunnerAlreadyReleasedError(), 'connection-lost', 'QueryRunnerAlreadyReleasedError'],
+    [new QueryRunnerProviderAlreadyReleasedError(), 'connection-lost', 'QueryRunnerProviderAlreadyReleasedError'],
     [new Error('Connection terminated unexpectedly'), 'connection-lost', 'connection-terminated'],
     [new Error('Client has encountered a connection error and is not queryable'), 'connection-lost', 'connection-terminated'],
     [pgError('57P01', 'terminating connection due to administrator command'), 'connection-lost', '57P01'],

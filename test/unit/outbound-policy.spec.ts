@@ -98,6 +98,24 @@ describe('outbound policy: URLs', () => {
     await expect(p.check('https://nowhere.invalid/')).rejects.toMatchObject({ code: 'RESOLUTION' });
   });
 
+  it('assertAllowedWhenSaved checks a URL without DNS: a host name is not resolved, an internal literal or localhost is refused', async () => {
+    const p = policy(false);
+    let lookups = 0;
+    p.resolver = async () => {
+      lookups++;
+      throw new Error('no DNS here');
+    };
+    expect((await p.assertAllowedWhenSaved('url', 'https://hooks.example.com/events')).hostname).toBe('hooks.example.com');
+    expect(lookups).toBe(0);
+    for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://10.1.2.3/x']) {
+      const err = await p.assertAllowedWhenSaved('url', url).catch((e) => e);
+      expect(err).toBeInstanceOf(ValidationFailedException);
+      expect(err.fieldErrors[0].message).toMatch(/internal address/);
+    }
+    const bad = await p.assertAllowedWhenSaved('url', 'ftp://hooks.example.com/').catch((e) => e);
+    expect(bad).toBeInstanceOf(ValidationFailedException);
+  });
+
   it('assertAllowed turns a refusal into a 400 naming the field', async () => {
     const err = await policy(false).assertAllowed('url', 'http://127.0.0.1/').catch((e) => e);
     expect(err).toBeInstanceOf(ValidationFailedException);

@@ -42,7 +42,7 @@ export class UpdateCloudAccountRequest {
     description:
       "Identity of one of this account's credentials, which becomes primary. An empty string leaves the primary " +
       'credentials unchanged (the original Terraform provider sends `""` on every update).',
-    example: '3f1c2a9e-8d4b-4c6e-9f0a-1b2c3d4e5f60',
+    // The example is the demo account's credentials (src/common/openapi-polish.ts fills registered identities in).
   })
   @ValidateIf((o: UpdateCloudAccountRequest) => o.primaryCloudCredentials !== undefined && o.primaryCloudCredentials !== '')
   @IsUUID('all', { message: 'primaryCloudCredentials must be a UUID (or "" to leave it unchanged)' })

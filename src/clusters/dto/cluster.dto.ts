@@ -304,7 +304,8 @@ export class UpdateClusterRequest {
   @PodSecurityStandardsProfileField('Left out: unchanged')
   podSecurityStandardsProfile?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() deleteProtection?: boolean;
+  // false in the example: Swagger UI would otherwise fill true and the cluster could not be deleted afterwards.
+  @ApiPropertyOptional({ example: false, description: 'true: the cluster cannot be deleted until it is set to false again' }) @IsOptional() @IsBoolean() deleteProtection?: boolean;
 
   @ApiPropertyOptional({
     type: 'array',

@@ -60,7 +60,8 @@ export function applyPoolDefaults(pool: CreateClusterNodePoolDto, takenNames: Se
 /** CreateClusterNodePool of the interface; also the body of node pool create and update (PUT). */
 export class CreateClusterNodePoolDto {
   @ApiPropertyOptional({
-    example: 'workers',
+    // Not a name the demo cluster's pools have (system, workers), so POST .../pools works as it is.
+    example: 'batch',
     pattern: '^[a-z0-9-]+$',
     minLength: 1,
     maxLength: 25,
@@ -131,7 +132,8 @@ export class CreateClusterNodePoolDto {
  */
 export class UpdateNodePoolDto extends OmitType(CreateClusterNodePoolDto, ['name'] as const) {
   @ApiPropertyOptional({
-    example: 'workers',
+    // The demo pool the path's example addresses keeps its name.
+    example: 'system',
     pattern: '^[a-z0-9-]+$',
     minLength: 1,
     maxLength: 25,

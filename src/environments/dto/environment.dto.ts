@@ -11,7 +11,8 @@ const TYPE_MESSAGE = `type must be one of: ${ENVIRONMENT_TYPES.join(', ')}`;
 const K8S_ROLE_MESSAGE = `kubernetesRole must be one of: ${KUBERNETES_ROLES.join(', ')}`;
 
 export class CreateEnvironmentRequest {
-  @ApiProperty({ minLength: 3, maxLength: 25, example: 'production', description: 'The slug is derived from it once, at creation' })
+  // Not the demo environment's name (production), which a fresh install already has.
+  @ApiProperty({ minLength: 3, maxLength: 25, example: 'staging', description: 'The slug is derived from it once, at creation' })
   @IsString() @Length(3, 25)
   @IsPlainText()
   name: string;

@@ -71,7 +71,8 @@ export class CreateOrganisationRequest {
   @IsDefined({ message: 'contactEmail is required' }) @LenientEmail() @ValidateNested() @Type(() => EmailDto)
   contactEmail: EmailDto;
 
-  @ApiProperty({ minLength: 2, maxLength: 100, example: 'Acme', description: 'The slug is derived from it and never changes' })
+  // Not the demo organisation's name (Acme), which a fresh install already has.
+  @ApiProperty({ minLength: 2, maxLength: 100, example: 'Globex', description: 'The slug is derived from it and never changes' })
   @IsString() @Length(2, 100)
   @IsPlainText()
   organisationName: string;

@@ -4,6 +4,7 @@ import { ENVIRONMENT_TYPES } from '../../catalog/environment-types';
 import { PolicyAction, POLICY_ACTIONS } from '../cluster-policy.entity';
 import { FailurePolicy, FAILURE_POLICIES, MAX_ESTIMATED_COST, MAX_EXPRESSION_LENGTH, MAX_VALUE_SIZE } from '../policy-limits';
 import { ApiPartialUpdate } from '../../common/api-docs';
+import { POLICY_OPERATIONS } from '../policy-variables';
 
 export const MAX_POLICIES_PER_ORGANISATION = 50;
 export const MAX_PLATFORM_POLICIES = 50;
@@ -83,6 +84,17 @@ export class CreateClusterPolicyRequest {
   @IsIn(ENVIRONMENT_TYPES, { each: true, message: `environmentTypes entries must be one of: ${ENVIRONMENT_TYPES.join(', ')}` })
   environmentTypes?: string[] | null;
 
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'string', enum: [...POLICY_OPERATIONS] },
+    nullable: true,
+    example: ['CREATE', 'UPDATE'],
+    description: 'Only these operations (`request.operation`): CREATE a cluster, UPDATE it (settings, status, version, node pools, scheduled upgrades), DELETE it. Left out, null or []: every operation',
+  })
+  @IsOptional() @IsArray() @ArrayMaxSize(POLICY_OPERATIONS.length) @ArrayUnique()
+  @IsIn(POLICY_OPERATIONS, { each: true, message: `operations entries must be one of: ${POLICY_OPERATIONS.join(', ')}` })
+  operations?: string[] | null;
+
   @ApiPropertyOptional({ default: true, description: 'A disabled policy is kept but not enforced' })
   @IsOptional() @IsBoolean()
   enabled?: boolean;
@@ -126,6 +138,12 @@ export class UpdateClusterPolicyRequest {
   @IsIn(ENVIRONMENT_TYPES, { each: true, message: `environmentTypes entries must be one of: ${ENVIRONMENT_TYPES.join(', ')}` })
   environmentTypes?: string[] | null;
 
+  @ApiPropertyOptional({ type: 'array', items: { type: 'string', enum: [...POLICY_OPERATIONS] }, nullable: true, description: 'null or [] applies the policy to every operation' })
+  @ValidateIf((o: UpdateClusterPolicyRequest) => o.operations !== null && o.operations !== undefined)
+  @IsArray() @ArrayMaxSize(POLICY_OPERATIONS.length) @ArrayUnique()
+  @IsIn(POLICY_OPERATIONS, { each: true, message: `operations entries must be one of: ${POLICY_OPERATIONS.join(', ')}` })
+  operations?: string[] | null;
+
   @ApiPropertyOptional() @IsOptional() @IsBoolean()
   enabled?: boolean;
 }
@@ -143,6 +161,8 @@ export class ClusterPolicyResponse {
   @ApiProperty({ enum: FAILURE_POLICIES, description: FAILURE_POLICY_DOC }) failurePolicy: FailurePolicy;
   @ApiProperty({ type: [String], nullable: true }) environments: string[] | null;
   @ApiProperty({ type: 'array', items: { type: 'string', enum: [...ENVIRONMENT_TYPES] }, nullable: true }) environmentTypes: string[] | null;
+  @ApiProperty({ type: 'array', items: { type: 'string', enum: [...POLICY_OPERATIONS] }, nullable: true, description: 'The operations it applies to; null: every operation' })
+  operations: string[] | null;
   @ApiProperty() enabled: boolean;
   @ApiProperty({ example: 'alice' }) createdBy: string;
   @ApiProperty({ format: 'date-time' }) createdAt: string;

@@ -33,6 +33,8 @@ export class ProvisionPersonalAccessTokenRequest {
   @ApiPropertyOptional({
     format: 'date-time',
     maxLength: MAX_DATE_TIME_LENGTH,
+    // A month after EXAMPLE_TIME_BASE (src/common/openapi-examples.ts): Swagger UI shows it a month after it is opened.
+    example: '2026-12-23T10:00:00Z',
     description: 'Expiry, in the future and at most one year ahead; defaults to PAT_DEFAULT_TTL_DAYS (90) days',
   })
   @IsOptional() @MaxLength(MAX_DATE_TIME_LENGTH) @IsDateString({ strict: true })

@@ -73,9 +73,12 @@ export const CLIENT_FUNCTIONS: ClientFunction[] = [
     name: 'GetMemberships',
     client: 'Client',
     requests: 'GET /api/v1/memberships?page=N',
-    async run(c) {
+    async run(c, _a, s) {
       const { content } = await c.paged<Rec>('/api/v1/memberships', T.Membership);
       expectThat(content.length > 0, 'no memberships');
+      // The provider's acloud_organisation data source keeps `id`, `name`, `slug` and `email`.
+      const mine = content.find((m) => m.slug === s.org);
+      expectThat(mine !== undefined && mine.id === s.orgIdentity, `id is ${String(mine?.id)}, not the organisation's identity`);
     },
   },
   {
