@@ -127,6 +127,22 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
     },
   },
   {
+    title: 'Usage metering: usage query and FOCUS export of a month',
+    command: 'npm run bench:metering',
+    files: /^metering\.json$/,
+    measuredAt: (r) => r.startedAt,
+    render: (r) =>
+      [
+        `${n(r.clusters)} clusters, ${n(r.intervals)} ledger intervals over a month; median of ${r.repeat} run(s); load average ` +
+          `${r.loadAverageAtStart?.[0]} at the start, ${r.loadAverageAtEnd?.[0]} at the end (${r.cpus} cores).`,
+        '',
+        table(
+          ['operation', 'rows', 'ms', 'rows/s', 'peak RSS above start MB'],
+          r.results.map((x: Json) => [x.name, n(x.rows), n(x.medianMs), `**${n(x.rowsPerSecond)}**`, x.peakRssAboveStartMb]),
+        ),
+      ].join('\n'),
+  },
+  {
     title: 'Upgrade scheduler pass',
     command: 'npm run bench:scheduler',
     files: /^scheduler\.json$/,

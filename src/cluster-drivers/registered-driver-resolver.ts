@@ -2,6 +2,7 @@ import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/commo
 import { Counter, Gauge, Histogram } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { SecretBox } from '../common/secret-box';
+import { InjectBackgroundDataSource } from '../database/background-pool';
 import { NotifyListener } from '../jobs/notify-listener';
 import { MetricsService } from '../metrics/metrics.service';
 import { ClusterDriverResolver, type DriverTarget } from './cluster-driver-resolver';
@@ -56,7 +57,9 @@ export class RegisteredDriverResolver extends ClusterDriverResolver implements O
   readonly observer: DriverCallObserver;
 
   constructor(
-    private readonly dataSource: DataSource,
+    // The reconciler resolves drivers in its passes: the registry is read on the background pool, so a pass never
+    // waits for a request connection (test/jobs/background-pool.e2e-spec.ts).
+    @InjectBackgroundDataSource() private readonly dataSource: DataSource,
     private readonly secrets: SecretBox,
     private readonly metrics: MetricsService,
   ) {

@@ -134,7 +134,7 @@ describe('logs an operator can use', () => {
     expect(created.status).toBe(200);
     logs.text = '';
     await settle(t);
-    const changes = logs.lines().filter((l) => l.cluster === created.body.identity);
+    const changes = logs.lines().filter((l) => l.cluster === created.body.identity && 'to' in l);
     expect(changes.map((l) => `${l.from}->${l.to}`)).toEqual(['new->provisioning', 'provisioning->provisioned', 'provisioned->starting', 'starting->started']);
     expect(changes[0]).toMatchObject({ level: 30, organisation: f.orgSlug, environment: f.envSlug, clusterSlug: 'logged' });
   });

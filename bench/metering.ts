@@ -1,0 +1,180 @@
+import 'reflect-metadata';
+import * as fs from 'fs';
+import { ClsService } from 'nestjs-cls';
+import * as os from 'os';
+import * as path from 'path';
+import { Client } from 'pg';
+import { Readable } from 'stream';
+import { createApp } from '../src/app.factory';
+import { Clock } from '../src/common/clock';
+import { loadConfig } from '../src/config/app-config';
+import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import type { OrganisationEntity } from '../src/identity/organisation.entity';
+import { StatementsService } from '../src/metering/statements.service';
+import { UsageExportService } from '../src/metering/usage-export.service';
+import { UsageService } from '../src/metering/usage.service';
+import { seedClusters } from './seed';
+
+/**
+ * npm run bench:metering — the usage query and the FOCUS export of an organisation with 10,000 clusters over a month.
+ *
+ * A fresh embedded PostgreSQL, the application booted in-process, BENCH_CLUSTERS clusters (two node pools each)
+ * seeded in SQL (bench/seed.ts; the ledger's triggers record them), their usage reaching back over the whole month
+ * (each workers pool at 3 nodes for the first half, then 2: two intervals per pool) and a price book with a price
+ * change mid-month. Measured, each the median of BENCH_REPEAT runs: the usage query grouped by cluster and by day,
+ * the open statement, and the FOCUS export (CSV and JSON) read to the end: time, rows per second, and the peak RSS
+ * above the RSS before it (sampled every 20 ms). Writes bench/results/metering.json with the machine's load.
+ */
+const ROOT = path.resolve(__dirname, '..');
+const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 10_000);
+const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
+const MONTH_START = new Date('2026-10-01T00:00:00Z');
+const MONTH_END = new Date('2026-11-01T00:00:00Z');
+const NOW = new Date('2026-11-01T00:30:00Z'); // the month is over, not yet closed: everything computed from the ledger
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peakRssMb: number; result: T }> {
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+  const t0 = process.hrtime.bigint();
+  const result = await fn();
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  clearInterval(timer);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  return { ms: +ms.toFixed(1), peakRssMb: +((peak - before) / 1048576).toFixed(1), result };
+}
+
+async function drain(stream: Readable): Promise<{ bytes: number; lines: number }> {
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of stream) {
+    const s = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+    bytes += Buffer.byteLength(s);
+    for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
+  }
+  return { bytes, lines };
+}
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-metering-'));
+  process.stdout.write('Starting PostgreSQL...\n');
+  const pg = await startEmbeddedPostgres(dir);
+  process.stdout.write('Booting the service...\n');
+  const admin = new Client({ connectionString: pg.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE bench_metering');
+  await admin.end();
+  const u = new URL(pg.url);
+  u.pathname = '/bench_metering';
+  const url = u.toString();
+  const running = await createApp(
+    loadConfig({
+      DATABASE_URL: url,
+      BOOTSTRAP_ADMIN_TOKEN: 'cms_bench_admin_token_0123456789abcdef',
+      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
+      BACKGROUND_JOBS_ENABLED: 'false',
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOG_LEVEL: 'silent',
+      DATABASE_POOL_SIZE: '5',
+      MIGRATE_AT_START: 'true',
+    }),
+    { quiet: true },
+  );
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  const report: Record<string, unknown> = {
+    startedAt: new Date().toISOString(),
+    node: process.version,
+    cpus: os.cpus().length,
+    loadAverageAtStart: os.loadavg().map((x) => +x.toFixed(2)),
+    clusters: CLUSTERS,
+    repeat: REPEAT,
+  };
+  try {
+    const app = running.app;
+    process.stdout.write(`Seeding ${CLUSTERS} clusters...\n`);
+    const seeded = await measure(() => seedClusters(url, CLUSTERS));
+    report.seedSeconds = +(seeded.ms / 1000).toFixed(1);
+    // A month of usage: every interval reaches back to the month's start, the workers pools at 3 nodes for the first half.
+    const mid = new Date('2026-10-16T00:00:00Z');
+    await db.query(`UPDATE usage_intervals SET started_at = $1 WHERE node_pool_name IS DISTINCT FROM 'workers'`, [MONTH_START]);
+    await db.query(
+      `INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name,
+                                    cloud_provider, region, node_pool_id, node_pool_identity, node_pool_name, node_type, node_count, started_at, ended_at)
+       SELECT kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name, cloud_provider, region,
+              node_pool_id, node_pool_identity, node_pool_name, node_type, 3, $1, $2
+         FROM usage_intervals WHERE node_pool_name = 'workers' AND ended_at IS NULL`,
+      [MONTH_START, mid],
+    );
+    await db.query(`UPDATE usage_intervals SET started_at = $1 WHERE node_pool_name = 'workers' AND ended_at IS NULL`, [mid]);
+    const [{ type: nodeType, region }] = (await db.query(`SELECT node_type AS type, region FROM usage_intervals WHERE kind = 'NODES' LIMIT 1`)).rows;
+    for (const [kind, nt, ha, price, from] of [
+      ['CONTROL_PLANE', null, false, '0.10', MONTH_START],
+      ['CONTROL_PLANE', null, true, '0.30', MONTH_START],
+      ['NODE', nodeType, null, '0.096', MONTH_START],
+      ['NODE', nodeType, null, '0.12', mid],
+    ] as const) {
+      await db.query(
+        `INSERT INTO price_book_entries (kind, cloud_provider, region, node_type, highly_available, currency, list_price_per_hour,
+                                         organisation_type_prices, effective_from, created_at, modified_at)
+         VALUES ($1, 'platform_1', $2, $3, $4, 'EUR', $5::numeric, '{"ENTERPRISE": "0.09"}', $6, now(), now())`,
+        [kind, region, nt, ha, price, from],
+      );
+    }
+    await db.query('ANALYZE');
+    const [{ n: intervals }] = (await db.query(`SELECT count(*)::int AS n FROM usage_intervals`)).rows;
+    report.intervals = intervals;
+
+    app.get(Clock).set(NOW);
+    const cls = app.get(ClsService);
+    const [org] = (await db.query(`SELECT id, slug, type, name, identity FROM organisations WHERE slug = 'bench'`)).rows as OrganisationEntity[];
+    const usage = app.get(UsageService);
+    const statements = app.get(StatementsService);
+    const exports = app.get(UsageExportService);
+    const query = { from: MONTH_START.toISOString(), to: MONTH_END.toISOString() };
+
+    const runs: Record<string, { ms: number[]; peakRssMb: number[]; rows: number }> = {};
+    const record = (name: string, m: { ms: number; peakRssMb: number }, rows: number) => {
+      runs[name] ??= { ms: [], peakRssMb: [], rows };
+      runs[name].ms.push(m.ms);
+      runs[name].peakRssMb.push(m.peakRssMb);
+    };
+    for (let i = 0; i < REPEAT; i++) {
+      process.stdout.write(`Run ${i + 1} of ${REPEAT}...\n`);
+      const byCluster = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'cluster' })));
+      record('usage by cluster', byCluster, byCluster.result.groups.length);
+      const byDay = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'day' })));
+      record('usage by day', byDay, byDay.result.groups.length);
+      const statement = await measure(() => cls.run(() => statements.get(org, '2026-10')));
+      record('statement (open, all lines)', statement, statement.result.lines.length);
+      for (const format of ['focus-csv', 'focus-json'] as const) {
+        const out = await measure(async () => drain((await exports.export(org, '2026-10', format)).getStream() as Readable));
+        record(`FOCUS export ${format}`, out, format === 'focus-csv' ? out.result.lines - 1 : out.result.lines - 2);
+        report[`${format} bytes`] = out.result.bytes;
+      }
+    }
+    report.results = Object.entries(runs).map(([name, r]) => ({
+      name,
+      rows: r.rows,
+      medianMs: median(r.ms),
+      rowsPerSecond: Math.round(r.rows / (median(r.ms) / 1000)),
+      peakRssAboveStartMb: Math.max(...r.peakRssMb),
+    }));
+    report.loadAverageAtEnd = os.loadavg().map((x) => +x.toFixed(2));
+    const file = path.join(ROOT, 'bench/results', process.env.BENCH_OUT ?? 'metering.json');
+    fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
+    process.stdout.write(`${JSON.stringify(report.results, null, 2)}\nWrote ${path.relative(ROOT, file)}\n`);
+  } finally {
+    await db.end();
+    await running.close();
+    await pg.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`${(e as Error).stack}\n`);
+  process.exit(1);
+});
