@@ -146,12 +146,12 @@ function walkNamed(node: unknown, name: string | undefined, visit: (schema: Sche
 // ---- Sampling a value from a schema (for page examples) ------------------------------------------------------
 
 const SECOND_UUID_SUFFIX = 'b7e2';
-const RENAMED_SECOND: Record<string, string> = { web: 'api', production: 'staging', default: 'batch', 'm5.xlarge': 'm5.2xlarge' };
+const RENAMED_SECOND: Record<string, string> = { web: 'api', production: 'staging', default: 'batch', 'm5.xlarge': 'm5.2xlarge', '2026-11': '2026-10' };
 
 /** A second, different value of a sampled string (the second item of a page). */
 function secondString(key: string | undefined, value: string, format: unknown): string {
   if (format === 'uuid' && /^[0-9a-f-]{36}$/i.test(value)) return value.slice(0, 32) + SECOND_UUID_SUFFIX;
-  if (key && /^(name|slug|slugValue|displayName|username|clusterSlug|poolName|type)$/.test(key)) return RENAMED_SECOND[value] ?? `${value}-2`;
+  if (key && /^(name|slug|slugValue|displayName|username|clusterSlug|poolName|type|period)$/.test(key)) return RENAMED_SECOND[value] ?? `${value}-2`;
   if (key === 'version' && /^v?\d+\.\d+\.\d+$/.test(value)) return value.replace(/\d+$/, (patch) => String(Number(patch) + 1));
   return value;
 }

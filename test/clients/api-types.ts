@@ -6577,22 +6577,22 @@ export interface components {
         };
         OrganisationTypePrices: {
             /**
-             * @description Price per hour for BUSINESS organisations
+             * @description Price per hour for BUSINESS organisations; left out: they pay the list price
              * @example 0.09
              */
             BUSINESS?: string;
             /**
-             * @description Price per hour for ENTERPRISE organisations
+             * @description Price per hour for ENTERPRISE organisations; left out: they pay the list price
              * @example 0.08
              */
             ENTERPRISE?: string;
             /**
-             * @description Price per hour for INDIVIDUAL organisations
+             * @description Price per hour for INDIVIDUAL organisations; left out: they pay the list price
              * @example 0.1
              */
             INDIVIDUAL?: string;
             /**
-             * @description Price per hour for TRIAL organisations
+             * @description Price per hour for TRIAL organisations; left out: they pay the list price
              * @example 0
              */
             TRIAL?: string;
@@ -6675,12 +6675,12 @@ export interface components {
              */
             region: string;
             /**
-             * @description A node type of that provider; required for NODE, refused for CONTROL_PLANE
+             * @description A node type of that provider; required for NODE, refused for CONTROL_PLANE (left out there)
              * @example m5.large
              */
             nodeType?: string;
             /**
-             * @description Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE
+             * @description Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE (left out there)
              * @example false
              */
             highlyAvailable?: boolean;
@@ -6707,7 +6707,7 @@ export interface components {
              * @description When the price stops applying (after effectiveFrom); left out or null: until a later entry of the same key begins
              * @example null
              */
-            effectiveTo?: Record<string, never> | null;
+            effectiveTo?: string | null;
         };
         /** @description A field left out keeps its current value. An entry in effect (or ended) accepts only effectiveTo, now or later, to close it; an entry that has not begun accepts every field. */
         UpdatePriceBookEntryRequest: {
@@ -6726,7 +6726,7 @@ export interface components {
              * @description Now or later, after effectiveFrom; null reopens an entry whose end has not come yet
              * @example 2027-01-01T00:00:00Z
              */
-            effectiveTo?: Record<string, never> | null;
+            effectiveTo?: string | null;
         };
         ClusterResponsePlain: {
             /** @description Only with includeDetails=true */
@@ -26089,7 +26089,7 @@ export interface operations {
                      *           "listCost": "217.25"
                      *         },
                      *         {
-                     *           "period": "2026-11",
+                     *           "period": "2026-10",
                      *           "status": "CLOSED",
                      *           "closedAt": "2026-12-01T01:00:00.000Z",
                      *           "currency": "EUR",
@@ -26387,7 +26387,7 @@ export interface operations {
                      *               "basis": "ACTUAL"
                      *             }
                      *           ],
-                     *           "period": "2026-11",
+                     *           "period": "2026-10",
                      *           "actualCost": "612.40",
                      *           "forecastCost": "708.90",
                      *           "crossed": [

@@ -34,11 +34,11 @@ export class CreateBudgetRequest {
   @IsOptional() @IsString() @Length(1, 63)
   environmentSlug?: string;
 
-  @ApiProperty({ example: '1000.00', pattern: AMOUNT_PATTERN.source, description: 'Monthly amount (decimal string, at most 2 places)' })
+  @ApiProperty({ example: '1000.00', pattern: AMOUNT_PATTERN.source, maxLength: 18, description: 'Monthly amount (decimal string, at most 2 places)' })
   @IsString() @Matches(AMOUNT_PATTERN, { message: 'amount must be a decimal string such as "1000.00" (at most 2 places, no sign)' })
   amount: string;
 
-  @ApiProperty({ example: 'EUR', description: "The price book's currency" })
+  @ApiProperty({ example: 'EUR', pattern: '^[A-Z]{3}$', minLength: 3, maxLength: 3, description: "The price book's currency" })
   @IsString() @Matches(/^[A-Z]{3}$/, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency: string;
 
@@ -57,7 +57,7 @@ export class UpdateBudgetRequest {
   @IsOptional() @IsString() @Length(1, 100) @IsPlainText()
   name?: string;
 
-  @ApiPropertyOptional({ example: '1200.00', pattern: AMOUNT_PATTERN.source })
+  @ApiPropertyOptional({ example: '1200.00', pattern: AMOUNT_PATTERN.source, maxLength: 18 })
   @IsOptional() @IsString() @Matches(AMOUNT_PATTERN, { message: 'amount must be a decimal string such as "1000.00" (at most 2 places, no sign)' })
   amount?: string;
 

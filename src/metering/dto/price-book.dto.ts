@@ -14,19 +14,19 @@ const CURRENCY_PATTERN = /^[A-Z]{3}$/;
 
 /** The price per hour each organisation type pays; a type left out pays the list price. */
 export class OrganisationTypePrices {
-  @ApiPropertyOptional({ example: '0.09', pattern: PRICE_PATTERN.source, description: 'Price per hour for BUSINESS organisations' })
+  @ApiPropertyOptional({ example: '0.09', pattern: PRICE_PATTERN.source, maxLength: 20, description: 'Price per hour for BUSINESS organisations; left out: they pay the list price' })
   @IsOptional() @IsString() @Matches(PRICE_PATTERN, { message: `BUSINESS ${PRICE_MESSAGE}` })
   BUSINESS?: string;
 
-  @ApiPropertyOptional({ example: '0.08', pattern: PRICE_PATTERN.source, description: 'Price per hour for ENTERPRISE organisations' })
+  @ApiPropertyOptional({ example: '0.08', pattern: PRICE_PATTERN.source, maxLength: 20, description: 'Price per hour for ENTERPRISE organisations; left out: they pay the list price' })
   @IsOptional() @IsString() @Matches(PRICE_PATTERN, { message: `ENTERPRISE ${PRICE_MESSAGE}` })
   ENTERPRISE?: string;
 
-  @ApiPropertyOptional({ example: '0.1', pattern: PRICE_PATTERN.source, description: 'Price per hour for INDIVIDUAL organisations' })
+  @ApiPropertyOptional({ example: '0.1', pattern: PRICE_PATTERN.source, maxLength: 20, description: 'Price per hour for INDIVIDUAL organisations; left out: they pay the list price' })
   @IsOptional() @IsString() @Matches(PRICE_PATTERN, { message: `INDIVIDUAL ${PRICE_MESSAGE}` })
   INDIVIDUAL?: string;
 
-  @ApiPropertyOptional({ example: '0', pattern: PRICE_PATTERN.source, description: 'Price per hour for TRIAL organisations' })
+  @ApiPropertyOptional({ example: '0', pattern: PRICE_PATTERN.source, maxLength: 20, description: 'Price per hour for TRIAL organisations; left out: they pay the list price' })
   @IsOptional() @IsString() @Matches(PRICE_PATTERN, { message: `TRIAL ${PRICE_MESSAGE}` })
   TRIAL?: string;
 }
@@ -48,23 +48,23 @@ export class CreatePriceBookEntryRequest {
   @ApiPropertyOptional({
     example: 'm5.large',
     maxLength: 128,
-    description: 'A node type of that provider; required for NODE, refused for CONTROL_PLANE',
+    description: 'A node type of that provider; required for NODE, refused for CONTROL_PLANE (left out there)',
   })
   @ValidateIf((o) => o.nodeType !== undefined && o.nodeType !== null) @IsString() @Length(1, 128)
   nodeType?: string;
 
   @ApiPropertyOptional({
     example: false,
-    description: 'Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE',
+    description: 'Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE (left out there)',
   })
   @ValidateIf((o) => o.highlyAvailable !== undefined && o.highlyAvailable !== null) @IsBoolean()
   highlyAvailable?: boolean;
 
-  @ApiProperty({ example: 'EUR', pattern: CURRENCY_PATTERN.source, description: 'ISO 4217 code; the whole price book uses one currency' })
+  @ApiProperty({ example: 'EUR', pattern: CURRENCY_PATTERN.source, minLength: 3, maxLength: 3, description: 'ISO 4217 code; the whole price book uses one currency' })
   @IsString() @Matches(CURRENCY_PATTERN, { message: 'currency must be an ISO 4217 code such as EUR' })
   currency: string;
 
-  @ApiProperty({ example: '0.096', pattern: PRICE_PATTERN.source, description: 'List price per hour (per node for NODE)' })
+  @ApiProperty({ example: '0.096', pattern: PRICE_PATTERN.source, maxLength: 20, description: 'List price per hour (per node for NODE)' })
   @IsString() @Matches(PRICE_PATTERN, { message: `listPricePerHour ${PRICE_MESSAGE}` })
   listPricePerHour: string;
 
@@ -75,6 +75,7 @@ export class CreatePriceBookEntryRequest {
   @ApiPropertyOptional({
     example: '2026-12-01T00:00:00Z',
     format: 'date-time',
+    maxLength: 40,
     description: 'When the price starts to apply; now or later (a price never changes the past). Left out: now.',
   })
   @IsOptional() @IsISO8601({ strict: true }, { message: 'effectiveFrom must be an ISO 8601 date-time' })
@@ -82,7 +83,9 @@ export class CreatePriceBookEntryRequest {
 
   @ApiPropertyOptional({
     example: null,
+    type: String,
     format: 'date-time',
+    maxLength: 40,
     nullable: true,
     description: 'When the price stops applying (after effectiveFrom); left out or null: until a later entry of the same key begins',
   })
@@ -94,7 +97,7 @@ export class CreatePriceBookEntryRequest {
   'An entry in effect (or ended) accepts only effectiveTo, now or later, to close it; an entry that has not begun accepts every field.',
 )
 export class UpdatePriceBookEntryRequest {
-  @ApiPropertyOptional({ example: '0.092', pattern: PRICE_PATTERN.source })
+  @ApiPropertyOptional({ example: '0.092', pattern: PRICE_PATTERN.source, maxLength: 20 })
   @IsOptional() @IsString() @Matches(PRICE_PATTERN, { message: `listPricePerHour ${PRICE_MESSAGE}` })
   listPricePerHour?: string;
 
@@ -102,13 +105,15 @@ export class UpdatePriceBookEntryRequest {
   @IsOptional() @ValidateNested() @Type(() => OrganisationTypePrices)
   organisationTypePrices?: OrganisationTypePrices;
 
-  @ApiPropertyOptional({ example: '2026-12-01T00:00:00Z', format: 'date-time', description: 'Now or later' })
+  @ApiPropertyOptional({ example: '2026-12-01T00:00:00Z', format: 'date-time', maxLength: 40, description: 'Now or later' })
   @IsOptional() @IsISO8601({ strict: true }, { message: 'effectiveFrom must be an ISO 8601 date-time' })
   effectiveFrom?: string;
 
   @ApiPropertyOptional({
     example: '2027-01-01T00:00:00Z',
+    type: String,
     format: 'date-time',
+    maxLength: 40,
     nullable: true,
     description: 'Now or later, after effectiveFrom; null reopens an entry whose end has not come yet',
   })

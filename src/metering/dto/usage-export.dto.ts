@@ -3,7 +3,7 @@ import { IsIn, IsString, Matches } from 'class-validator';
 import { EXPORT_FORMATS, ExportFormat } from '../usage-export.service';
 
 export class UsageExportQuery {
-  @ApiProperty({ example: '2026-11', pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'A calendar month in UTC' })
+  @ApiProperty({ example: '2026-11', maxLength: 7, pattern: '^[0-9]{4}-(0[1-9]|1[0-2])$', description: 'A calendar month in UTC' })
   @IsString() @Matches(/^[0-9]{4}-(0[1-9]|1[0-2])$/, { message: 'period must be a month such as 2026-11' })
   period: string;
 

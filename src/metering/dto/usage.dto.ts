@@ -9,6 +9,7 @@ export const USAGE_RESOURCES = ['CONTROL_PLANE', 'NODES'] as const;
 export class UsageQuery {
   @ApiPropertyOptional({
     format: 'date-time',
+    maxLength: 40,
     example: '2026-11-01T00:00:00Z',
     description: 'Start of the window (inclusive). Left out: the start of the current month (UTC)',
   })
@@ -17,6 +18,7 @@ export class UsageQuery {
 
   @ApiPropertyOptional({
     format: 'date-time',
+    maxLength: 40,
     example: '2026-12-01T00:00:00Z',
     description: 'End of the window (exclusive), at most 366 days after from. Left out: now. Usage is counted up to now at most',
   })
