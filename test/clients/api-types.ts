@@ -6302,11 +6302,11 @@ export interface components {
             windowStart?: string;
             /** Format: date-time */
             windowEnd?: string;
-            /** @example 1.31.6 */
+            /** @example 1.32.1 */
             toClusterVersion?: string;
             /**
              * @description The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)
-             * @example 1.31.6
+             * @example 1.32.1
              */
             version?: string;
         };

@@ -156,12 +156,13 @@ export class UpdateScheduledClusterUpgradeRequest extends AdminPutScheduledClust
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd?: string;
 
-  @ApiPropertyOptional({ example: '1.31.6', maxLength: 32 })
+  // The demo upgrade's target (its cluster runs 1.31.6), so PUT and PATCH work on a fresh install as they are.
+  @ApiPropertyOptional({ example: '1.32.1', maxLength: 32 })
   @IsOptional() @IsString() @MaxLength(32) @Matches(VERSION_PATTERN, { message: 'toClusterVersion must look like 1.31.6' })
   toClusterVersion?: string;
 
   @ApiPropertyOptional({
-    example: '1.31.6',
+    example: '1.32.1',
     maxLength: 32,
     description: "The original admin client's name for toClusterVersion; when both are given they must be equal (400 otherwise)",
   })
