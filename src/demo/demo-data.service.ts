@@ -32,6 +32,8 @@ import { ClusterPoliciesService } from '../policies/cluster-policies.service';
 import { CreateClusterPolicyRequest } from '../policies/dto/cluster-policy.dto';
 import { CreateScheduledClusterUpgradeRequest } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
 import { UpgradesService } from '../upgrades/upgrades.service';
+import { ClusterDriversService } from '../cluster-drivers/cluster-drivers.service';
+import { CreateClusterDriverRequest } from '../cluster-drivers/dto/cluster-driver.dto';
 import { BudgetsService } from '../metering/budgets.service';
 import { CreateBudgetRequest } from '../metering/dto/budget.dto';
 import { StatementCloser } from '../metering/statement-closer.service';
@@ -47,6 +49,9 @@ import { DEMO_IDENTITIES, DEMO_IDENTITY_TABLES, DEMO_SLUGS } from './demo-identi
 const MARKER = 'demo-data';
 
 /** A request body as the API would receive it: transformed and validated by the same DTO, or an error naming the field. */
+/** The demo driver's signing secret: a public example value (the driver is disabled; rotate it before enabling). */
+const DEMO_DRIVER_SIGNING_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo=';
+
 function body<T extends object>(type: new () => T, plain: object): T {
   const dto = plainToInstance(type, plain);
   const errors = flattenValidationErrors(validateSync(dto, { whitelist: true, forbidNonWhitelisted: true }));
@@ -86,6 +91,7 @@ export class DemoDataService {
     private readonly webhooks: WebhooksService,
     private readonly policies: ClusterPoliciesService,
     private readonly budgets: BudgetsService,
+    private readonly drivers: ClusterDriversService,
     private readonly statements: StatementCloser,
     private readonly silences: SilencesService,
     private readonly tokens: TokensService,
@@ -190,6 +196,17 @@ export class DemoDataService {
       ),
     );
     await this.seedUsage(org);
+    // A registered driver, disabled: the demo's clusters stay on the in-process simulated driver until an
+    // administrator starts the example driver (`npm run driver:example -- --port 9100 --secret …`) and enables it.
+    await this.drivers.create(
+      body(CreateClusterDriverRequest, {
+        name: 'example-driver',
+        url: 'http://127.0.0.1:9100',
+        signingSecret: DEMO_DRIVER_SIGNING_SECRET,
+        cloudProviders: ['platform_1'],
+        enabled: false,
+      }),
+    );
     const windowStart = new Date(this.clock.now().getTime() + 7 * 24 * 3600 * 1000);
     await this.upgrades.adminCreate(
       admin,

@@ -11,6 +11,7 @@ import { TokensModule } from '../tokens/tokens.module';
 import { UsersModule } from '../users/users.module';
 import { UpgradesModule } from '../upgrades/upgrades.module';
 import { WebhooksModule } from '../webhooks/webhooks.module';
+import { ClusterDriversModule } from '../cluster-drivers/cluster-drivers.module';
 import { DemoDataService } from './demo-data.service';
 
 /** The demo organisation of a fresh install (DEMO_DATA), created through the feature modules' own services. */
@@ -26,6 +27,7 @@ import { DemoDataService } from './demo-data.service';
     WebhooksModule,
     PoliciesModule,
     MeteringModule,
+    ClusterDriversModule,
     TokensModule,
     UsersModule,
   ],

@@ -6502,7 +6502,7 @@ export interface components {
         CreateClusterDriverRequest: {
             /**
              * @description Unique name (metrics, messages, paths).
-             * @example example-driver
+             * @example capi-driver
              */
             name: string;
             /**
@@ -6529,8 +6529,9 @@ export interface components {
              */
             cloudProfiles?: string[];
             /**
-             * @description Only enabled drivers serve clusters.
+             * @description Only enabled drivers serve clusters. Registering one disabled, checking its health, then enabling it moves no cluster before the driver answers.
              * @default true
+             * @example false
              */
             enabled?: boolean;
             /**

@@ -13,7 +13,7 @@ const SECRET_DESCRIPTION =
   '(e.g. `echo whsec_$(openssl rand -base64 32)`). Configure the same value in the driver. Sealed at rest and never answered.';
 
 export class CreateClusterDriverRequest {
-  @ApiProperty({ example: 'example-driver', minLength: 1, maxLength: 63, pattern: DRIVER_NAME_PATTERN.source, description: 'Unique name (metrics, messages, paths).' })
+  @ApiProperty({ example: 'capi-driver', minLength: 1, maxLength: 63, pattern: DRIVER_NAME_PATTERN.source, description: 'Unique name (metrics, messages, paths).' })
   @IsDefined({ message: 'name is required' })
   @IsString() @Length(1, 63) @Matches(DRIVER_NAME_PATTERN, { message: 'name may contain lowercase letters, digits and inner dashes only' })
   name: string;
@@ -54,7 +54,11 @@ export class CreateClusterDriverRequest {
   @IsOptional() @IsArray() @ArrayMaxSize(50) @IsString({ each: true }) @MaxLength(100, { each: true })
   cloudProfiles?: string[];
 
-  @ApiPropertyOptional({ default: true, description: 'Only enabled drivers serve clusters.' })
+  @ApiPropertyOptional({
+    default: true,
+    example: false,
+    description: 'Only enabled drivers serve clusters. Registering one disabled, checking its health, then enabling it moves no cluster before the driver answers.',
+  })
   @IsOptional() @IsBoolean()
   enabled?: boolean;
 
