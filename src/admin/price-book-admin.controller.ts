@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiNoContentResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, Page, PageQueryDto } from '../common/paging';
 import { PlatformAdminOnly } from '../common/route-access';
@@ -70,6 +70,8 @@ export class PriceBookAdminController {
       'key begins at the new effectiveFrom.',
   })
   @ApiParam(ENTRY_ID)
+  // The path example is an entry in effect, which accepts only effectiveTo: the pre-filled body closes it.
+  @ApiBody({ type: UpdatePriceBookEntryRequest, examples: { close: { summary: 'Close an entry in effect', value: { effectiveTo: '2027-01-01T00:00:00Z' } } } })
   @ApiOkResponse({ type: PriceBookEntryResponse })
   @ApiStandardErrors({ conflict: 'The entry has begun (only effectiveTo may change) or ended, or the new effectiveFrom is taken' })
   update(@Param('entryIdentity') identity: string, @Body() body: UpdatePriceBookEntryRequest): Promise<PriceBookEntryResponse> {

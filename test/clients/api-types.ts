@@ -6203,7 +6203,7 @@ export interface components {
         UpdateBudgetRequest: {
             /**
              * @description Control characters and invisible formatting characters (such as the bidirectional override U+202E) are refused.
-             * @example Production monthly
+             * @example Production monthly (raised)
              */
             name?: string;
             /** @example 1200.00 */
@@ -6298,9 +6298,16 @@ export interface components {
              * @example A newer patch version is available
              */
             reason?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @example 2026-11-24T02:00:00Z
+             */
             windowStart?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description After windowStart
+             * @example 2026-11-24T04:00:00Z
+             */
             windowEnd?: string;
             /** @example 1.32.1 */
             toClusterVersion?: string;
@@ -6569,7 +6576,10 @@ export interface components {
              * @example []
              */
             cloudProfiles?: string[];
-            /** @description false: refused with 409 while clusters are served by it. */
+            /**
+             * @description false: refused with 409 while clusters are served by it.
+             * @example false
+             */
             enabled?: boolean;
             /** @example 100 */
             timeoutMs?: number;
@@ -6682,9 +6692,9 @@ export interface components {
             nodeType?: string;
             /**
              * @description Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE (left out there)
-             * @example false
+             * @example null
              */
-            highlyAvailable?: boolean;
+            highlyAvailable?: boolean | null;
             /**
              * @description ISO 4217 code; the whole price book uses one currency
              * @example EUR

@@ -90,7 +90,7 @@ export class UpdateClusterDriverRequest {
   @IsOptional() @IsArray() @ArrayMaxSize(50) @IsString({ each: true }) @MaxLength(100, { each: true })
   cloudProfiles?: string[];
 
-  @ApiPropertyOptional({ description: 'false: refused with 409 while clusters are served by it.' })
+  @ApiPropertyOptional({ example: false, description: 'false: refused with 409 while clusters are served by it.' })
   @IsOptional() @IsBoolean()
   enabled?: boolean;
 

@@ -53,7 +53,7 @@ export class CreateBudgetRequest {
 
 @ApiPartialUpdate()
 export class UpdateBudgetRequest {
-  @ApiPropertyOptional({ example: 'Production monthly', minLength: 1, maxLength: 100 })
+  @ApiPropertyOptional({ example: 'Production monthly (raised)', minLength: 1, maxLength: 100 })
   @IsOptional() @IsString() @Length(1, 100) @IsPlainText()
   name?: string;
 

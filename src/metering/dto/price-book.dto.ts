@@ -54,7 +54,9 @@ export class CreatePriceBookEntryRequest {
   nodeType?: string;
 
   @ApiPropertyOptional({
-    example: false,
+    example: null,
+    type: Boolean,
+    nullable: true,
     description: 'Whether this is the price of a highly available control plane; required for CONTROL_PLANE, refused for NODE (left out there)',
   })
   @ValidateIf((o) => o.highlyAvailable !== undefined && o.highlyAvailable !== null) @IsBoolean()

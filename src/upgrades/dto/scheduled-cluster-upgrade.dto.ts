@@ -148,11 +148,11 @@ export class AdminPutScheduledClusterUpgradeRequest {
  */
 @ApiPartialUpdate()
 export class UpdateScheduledClusterUpgradeRequest extends AdminPutScheduledClusterUpgradeRequest {
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-24T02:00:00Z' })
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowStart must be an ISO 8601 date-time' })
   windowStart?: string;
 
-  @ApiPropertyOptional({ format: 'date-time' })
+  @ApiPropertyOptional({ format: 'date-time', example: '2026-11-24T04:00:00Z', description: 'After windowStart' })
   @IsOptional() @MaxLength(64) @IsDateString({ strict: true }, { message: 'windowEnd must be an ISO 8601 date-time' })
   windowEnd?: string;
 
