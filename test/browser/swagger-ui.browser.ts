@@ -39,6 +39,27 @@ const RESPONSE_TIMEOUT_MS = 30_000;
  * install, by operation, each with why it is right (the message says so too). Anything else fails the run.
  */
 export const SENSIBLE_4XX: Record<string, { status: string; reason: string }> = {
+  // DELETEs run last, in reverse order; these find the demo's data still in use, or already gone, and say so.
+  'DELETE /admin/v1/price-book/{entryIdentity}': {
+    status: '409',
+    reason: "the demo's entry is in effect: a price that has applied is never deleted, only closed with effectiveTo (PATCH's example does that)",
+  },
+  'DELETE /api/v1/orgs/{organisationSlug}/scheduled-cluster-upgrades/{scheduledClusterUpgradeIdentity}': {
+    status: '409',
+    reason: "the administrators' DELETE of the same demo upgrade ran before and cancelled it; the message says it is CANCELLED",
+  },
+  'DELETE /api/v1/organisations/{organisationSlug}/maintenance-schedule/{maintenanceScheduleIdentity}': {
+    status: '409',
+    reason: "the demo's cluster 'web' still uses the schedule; the message says to move it to another schedule first",
+  },
+  'DELETE /api/v1/orgs/{organisationSlug}/cloud-accounts/{cloudAccountIdentity}/credentials/{credentialsIdentity}': {
+    status: '409',
+    reason: "they are the primary credentials of the account the demo's clusters run in; the message says to make others primary or delete the clusters",
+  },
+  'DELETE /api/v1/orgs/{organisationSlug}/environments/{environmentSlug}': {
+    status: '409',
+    reason: "the demo's cluster 'web' is still in the environment; the message says to delete it first",
+  },
   'POST /api/v1/observability/{tenantSlug}/alerts/webhook': {
     status: '401',
     reason: "the alert manager calls it with the tenant's webhook token (Bearer), not a personal access token; POST .../alert-webhook-token issues one",
@@ -82,8 +103,10 @@ export const SENSIBLE_4XX: Record<string, { status: string; reason: string }> = 
     reason: 'the demo cluster runs on a cloud provider: its pools get nodes from the provider, only bring-your-own-node pools have join configs',
   },
   'DELETE /api/v1/orgs/{organisationSlug}/clusters/{environmentSlug}/{clusterSlug}/pools/{nodePoolIdentity}/join-tokens': {
-    status: '409',
-    reason: 'the demo cluster runs on a cloud provider: only bring-your-own-node pools have join tokens',
+    status: '404',
+    // Before the pool's DELETE it would be 409: the demo cluster runs on a cloud provider, and only
+    // bring-your-own-node pools have join tokens.
+    reason: "the node pool's DELETE (run before it) removed the demo pool; the message names the pool that is not found",
   },
   'DELETE /api/v1/organisations/{organisationIdentity}': {
     status: '409',
