@@ -5,14 +5,12 @@ import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
 import { Readable } from 'stream';
-import { createApp } from '../src/app.factory';
 import { Clock } from '../src/common/clock';
-import { loadConfig } from '../src/config/app-config';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import type { OrganisationEntity } from '../src/identity/organisation.entity';
 import { StatementsService } from '../src/metering/statements.service';
 import { UsageExportService } from '../src/metering/usage-export.service';
 import { UsageService } from '../src/metering/usage.service';
+import { startInProcessService } from './in-process-service';
 import { seedClusters } from './seed';
 
 /**
@@ -58,30 +56,8 @@ async function drain(stream: Readable): Promise<{ bytes: number; lines: number }
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-metering-'));
-  process.stdout.write('Starting PostgreSQL...\n');
-  const pg = await startEmbeddedPostgres(dir);
-  process.stdout.write('Booting the service...\n');
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench_metering');
-  await admin.end();
-  const u = new URL(pg.url);
-  u.pathname = '/bench_metering';
-  const url = u.toString();
-  const running = await createApp(
-    loadConfig({
-      DATABASE_URL: url,
-      BOOTSTRAP_ADMIN_TOKEN: 'cms_bench_admin_token_0123456789abcdef',
-      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
-      BACKGROUND_JOBS_ENABLED: 'false',
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'silent',
-      DATABASE_POOL_SIZE: '5',
-      MIGRATE_AT_START: 'true',
-    }),
-    { quiet: true },
-  );
+  const service = await startInProcessService('metering');
+  const { url, running } = service;
   const db = new Client({ connectionString: url });
   await db.connect();
   const report: Record<string, unknown> = {
@@ -168,9 +144,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(report.results, null, 2)}\nWrote ${path.relative(ROOT, file)}\n`);
   } finally {
     await db.end();
-    await running.close();
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await service.stop();
   }
 }
 

@@ -2,10 +2,8 @@ import 'reflect-metadata';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Client } from 'pg';
-import { createApp } from '../src/app.factory';
-import { loadConfig } from '../src/config/app-config';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { startInProcessService } from './in-process-service';
+import { BENCH_TOKEN } from './service-flags';
 import { seedClusters } from './seed';
 
 /**
@@ -18,32 +16,11 @@ import { seedClusters } from './seed';
  */
 const SIZE = Number(process.env.BENCH_POLICY_CLUSTERS ?? 100_000);
 const RUNS = Number(process.env.BENCH_POLICY_RUNS ?? 3);
-const TOKEN = 'cms_bench_admin_token_0123456789abcdef';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-policies-'));
-  const pg = await startEmbeddedPostgres(dir);
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench_policies');
-  await admin.end();
-  const u = new URL(pg.url);
-  u.pathname = '/bench_policies';
-  const url = u.toString();
-  const running = await createApp(
-    loadConfig({
-      DATABASE_URL: url,
-      MIGRATE_AT_START: 'true',
-      BOOTSTRAP_ADMIN_TOKEN: TOKEN,
-      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
-      BACKGROUND_JOBS_ENABLED: 'false',
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'silent',
-      DATABASE_POOL_SIZE: '5',
-    }),
-    { quiet: true },
-  );
+  const service = await startInProcessService('policies');
+  const { url, running } = service;
   try {
     process.stdout.write(`Seeding ${SIZE} clusters...\n`);
     await seedClusters(url, SIZE);
@@ -51,7 +28,7 @@ async function main(): Promise<void> {
     await fastify.ready();
     const call = async (method: 'GET' | 'POST', url: string, payload?: unknown) => {
       const started = process.hrtime.bigint();
-      const res = await fastify.inject({ method, url, payload: payload as never, headers: { authorization: `Token ${TOKEN}` } });
+      const res = await fastify.inject({ method, url, payload: payload as never, headers: { authorization: `Token ${BENCH_TOKEN}` } });
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
       return { ms, body: res.json() as { totalElements: number } };
@@ -88,9 +65,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(path.join(__dirname, 'results', 'policies.json'), JSON.stringify(report, null, 2) + '\n');
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
-    await running.app.close();
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await service.stop();
   }
 }
 

@@ -8,14 +8,13 @@ import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
 import * as semver from 'semver';
-import { createApp } from '../src/app.factory';
 import { AuditService } from '../src/audit/audit.service';
 import { Clock } from '../src/common/clock';
-import { AppConfig, loadConfig } from '../src/config/app-config';
-import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { AppConfig } from '../src/config/app-config';
 import { MetricsService } from '../src/metrics/metrics.service';
 import { SchedulerSql } from '../src/scheduler/shared/scheduler-sql';
 import { SchedulerRunResult, UpgradeSchedulerService } from '../src/scheduler/upgrade-scheduler.service';
+import { startInProcessService } from './in-process-service';
 import { seedClusters } from './seed';
 
 /**
@@ -113,28 +112,8 @@ async function explainPass(scheduler: Runner, title: string, statements: object 
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-scheduler-'));
-  const pg = await startEmbeddedPostgres(dir);
-  const admin = new Client({ connectionString: pg.url });
-  await admin.connect();
-  await admin.query('CREATE DATABASE bench_scheduler');
-  await admin.end();
-  const u = new URL(pg.url);
-  u.pathname = '/bench_scheduler';
-  const url = u.toString();
-  const running = await createApp(
-    loadConfig({
-      DATABASE_URL: url,
-      MIGRATE_AT_START: 'true',
-      BOOTSTRAP_ADMIN_TOKEN: 'cms_bench_admin_token_0123456789abcdef',
-      CREDENTIALS_ENCRYPTION_KEY: '63560448b7e7b6fde55bc18b9b34f35ab9d7d9f23000ab0fc075a0bc558159d3',
-      BACKGROUND_JOBS_ENABLED: 'false',
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOG_LEVEL: 'silent',
-      DATABASE_POOL_SIZE: '5',
-    }),
-    { quiet: true },
-  );
+  const service = await startInProcessService('scheduler');
+  const { url, running } = service;
   const db = new Client({ connectionString: url });
   await db.connect();
   const report: Record<string, unknown> = {
@@ -272,9 +251,7 @@ async function main(): Promise<void> {
   } finally {
     if (fs.existsSync(BASELINE_FILE)) fs.unlinkSync(BASELINE_FILE);
     await db.end();
-    await running.close();
-    await pg.stop();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await service.stop();
   }
 }
 
