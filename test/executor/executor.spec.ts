@@ -5,6 +5,7 @@ type Tasks = {
   hog: () => never;
   echo: (value: unknown) => unknown;
   spin: (ms: number) => number;
+  span: (ms: number) => { startedAt: number; endedAt: number };
   forever: () => never;
   fail: (message: string) => never;
 };
@@ -64,29 +65,33 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
   it('counts the deadline from when a task starts, not from when it was queued', async () => {
     executor = make({ taskTimeoutMs: 1200 });
     await Promise.all([executor.run('warm-a', 'echo', 1), executor.run('warm-b', 'echo', 2)]);
-    // One organisation runs one task at a time with two threads: the third waits about 1.6 s, then runs 0.8 s.
-    const results = await Promise.all([1, 2, 3].map(() => timed(executor.run('org-a', 'spin', 800), Date.now())));
-    expect(results.map((r) => r.value)).toEqual([800, 800, 800]);
-    // The third waited for two 800 ms tasks before its own 800 ms: over the 1200 ms limit counted from the queue.
-    expect(results[2].ms).toBeGreaterThan(1200 + 800);
+    // One organisation runs one task at a time with two threads: the third waits for the other two, then runs 800 ms.
+    const queuedAt = Date.now();
+    const results = await Promise.all([1, 2, 3].map(() => executor.run('org-a', 'span', 800)));
+    // All three finished (none was stopped), and the third started only after the second ended: by the time it
+    // finished, more than the 1200 ms limit had passed since it was queued, which a deadline counted from the
+    // queue would have refused.
+    expect(results[1].startedAt).toBeGreaterThanOrEqual(results[0].endedAt);
+    expect(results[2].startedAt).toBeGreaterThanOrEqual(results[1].endedAt);
+    expect(results[2].endedAt - queuedAt).toBeGreaterThan(1200);
+    expect(executor.outcomes.get('span timeout') ?? 0).toBe(0);
   });
 
   it("serves organisations fairly: a flooding organisation does not delay another's first task", async () => {
     executor = make();
     await Promise.all([executor.run('warm-a', 'echo', 1), executor.run('warm-b', 'echo', 2)]);
-    const t0 = Date.now();
     let floodSettled = 0;
-    const flood = Array.from({ length: 6 }, () => timed(executor.run('org-a', 'spin', 300), t0).then((r) => (floodSettled++, r)));
+    const flood = Array.from({ length: 6 }, () => executor.run('org-a', 'span', 300).then((r) => (floodSettled++, r)));
     await new Promise((r) => setTimeout(r, 20));
     const first = await executor.run('org-b', 'spin', 50);
     const settledBeforeB = floodSettled;
-    const floodDone = (await Promise.all(flood)).map((f) => f.ms).sort((a, b) => a - b);
+    const spans = (await Promise.all(flood)).sort((a, b) => a.startedAt - b.startedAt);
     // org-b ran at once on the thread org-a may not take (half the threads per organisation): it finished before
     // org-a's second task, not after org-a's backlog of six.
     expect(first).toBe(50);
     expect(settledBeforeB).toBeLessThanOrEqual(1);
-    // org-a's six ran one at a time.
-    expect(floodDone[5]).toBeGreaterThan(6 * 300);
+    // org-a's six ran one at a time: each started after the one before it ended (order, not elapsed time).
+    for (let i = 1; i < spans.length; i++) expect(spans[i].startedAt).toBeGreaterThanOrEqual(spans[i - 1].endedAt);
   });
 
   it('bounds what one organisation may have waiting (429), and reports failures of the task itself', async () => {
