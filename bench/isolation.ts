@@ -34,6 +34,8 @@ const PHASE_MS = 1000 * Number(process.env.BENCH_ISOLATION_PHASE_SECONDS ?? 5);
 const CYCLES = Number(process.env.BENCH_ISOLATION_CYCLES ?? 10);
 const ATTACK_CONNECTIONS = Number(process.env.BENCH_ISOLATION_CONNECTIONS ?? 20);
 const PROBE_RATE = Number(process.env.BENCH_PROBE_RATE ?? 50);
+/** The executor thread priorities measured, one service start each (EXECUTOR_THREAD_PRIORITY), in this order. */
+const PRIORITIES = (process.env.BENCH_ISOLATION_PRIORITIES ?? 'low,idle').split(',').filter(Boolean);
 const TARGET_RATIO = 2;
 const NOISY_TOKEN = 'cms_bench_noisy_viewer_token_0123456789abcdef';
 
@@ -173,17 +175,22 @@ function figures(s: Samples) {
   return { unloaded, loaded, p99Ratio: round(loaded.p99 / unloaded.p99), errors: s.errors, non2xx: s.non2xx };
 }
 
-async function main(): Promise<void> {
-  fs.mkdirSync(RESULTS, { recursive: true });
-  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-isolation-');
+interface Measured {
+  results: { health: ReturnType<typeof figures>; otherGet: ReturnType<typeof figures> };
+  met: boolean;
+  serviceCpuPercent: Record<string, { mainThread: number; otherThreads: number }>;
+  attack: Record<string, number>;
+  executorTasks: string[];
+}
+
+/** One service process with the executor's threads at `priority`: warm-up, then the alternating phases. */
+async function measure(url: string, priority: string, other: { organisationSlug: string; environmentSlug: string; clusterSlugs: string[] }): Promise<Measured> {
   const port = await freePort();
   let service: ChildProcess | undefined;
   try {
-    service = await spawnServer('service', [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], requestBenchServiceEnv(url, port), port);
+    service = await spawnServer('service', [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], { ...requestBenchServiceEnv(url, port), EXECUTOR_THREAD_PRIORITY: priority }, port);
     const pid = service.pid!;
     const base = `http://127.0.0.1:${port}`;
-    const other = await seedClusters(url, 1000);
-    await seedNoisyViewer(url);
     const admin = { authorization: `Token ${BENCH_TOKEN}` };
     const otherGet = `${base}/api/v1/orgs/${other.organisationSlug}/clusters/${other.environmentSlug}/${other.clusterSlugs[7]}`;
     const dryRun = (expression: string) => ({
@@ -194,7 +201,7 @@ async function main(): Promise<void> {
     // Warm: one of each dry-run (the executor's threads start with the first task), then both probes.
     for (const body of [dryRun(AUDIT), dryRun(HEAVIEST)]) {
       const res = await fetch(`${base}${body.path}`, { method: 'POST', headers: body.headers, body: body.body });
-      process.stdout.write(`warm-up dry-run: ${res.status}\n`);
+      process.stdout.write(`[${priority}] warm-up dry-run: ${res.status}\n`);
     }
     await autocannon({ url: `${base}/health`, connections: 2, duration: 2 });
     await autocannon({ url: otherGet, headers: admin, connections: 2, duration: 2 });
@@ -217,7 +224,7 @@ async function main(): Promise<void> {
         acc.mainThread += after.mainThread - before.mainThread;
         acc.ms += performance.now() - t0;
       }
-      process.stdout.write(`cycle ${c + 1}/${CYCLES}: attack ${JSON.stringify(attack.statuses)}\n`);
+      process.stdout.write(`[${priority}] cycle ${c + 1}/${CYCLES}: attack ${JSON.stringify(attack.statuses)}\n`);
     }
     attack.on = false;
     const [health, get] = await probes;
@@ -225,7 +232,7 @@ async function main(): Promise<void> {
     await attacking;
 
     const percent = (x: number, ms: number) => Math.round((100 * x) / ms);
-    const cpuPercent = Object.fromEntries(
+    const serviceCpuPercent = Object.fromEntries(
       (['off', 'on'] as const).map((k) => [
         k === 'on' ? 'loaded' : 'unloaded',
         { mainThread: percent(cpu[k].mainThread, cpu[k].ms), otherThreads: percent(cpu[k].process - cpu[k].mainThread, cpu[k].ms) },
@@ -234,34 +241,69 @@ async function main(): Promise<void> {
     const results = { health: figures(health), otherGet: figures(get) };
     const metrics = await (await fetch(`${base}/metrics`, { headers: admin })).text();
     const executorTasks = metrics.split('\n').filter((l) => l.startsWith('cms_executor_tasks_total{') && !l.endsWith(' 0'));
+    return {
+      results,
+      met: results.health.p99Ratio <= TARGET_RATIO && results.otherGet.p99Ratio <= TARGET_RATIO,
+      serviceCpuPercent,
+      attack: attack.statuses,
+      executorTasks,
+    };
+  } finally {
+    if (service && service.exitCode === null) {
+      const exited = new Promise((r) => service!.once('exit', r));
+      service.kill('SIGTERM');
+      await exited;
+    }
+  }
+}
+
+async function main(): Promise<void> {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const { url, stop: stopDatabase } = await startBenchDatabase('cms-bench-isolation-');
+  try {
+    // The schema first (the service migrates at start), then the two organisations.
+    await migrateBySpawning(url);
+    const other = await seedClusters(url, 1000);
+    await seedNoisyViewer(url);
+    const byPriority: Record<string, Measured> = {};
+    for (const priority of PRIORITIES) byPriority[priority] = await measure(url, priority, other);
+
     const report = {
       date: new Date().toISOString(),
       node: process.version,
       settings: { phaseSeconds: PHASE_MS / 1000, cycles: CYCLES, attackConnections: ATTACK_CONNECTIONS, probeRatePerSecond: PROBE_RATE, page: 500 },
       expressions: { audit: AUDIT, heaviest: HEAVIEST },
       target: TARGET_RATIO,
-      results,
-      met: results.health.p99Ratio <= TARGET_RATIO && results.otherGet.p99Ratio <= TARGET_RATIO,
-      serviceCpuPercent: cpuPercent,
-      attack: attack.statuses,
-      executorTasks,
+      // Keyed by EXECUTOR_THREAD_PRIORITY; `met` is the default's (the first measured).
+      byPriority,
+      met: byPriority[PRIORITIES[0]].met,
     };
     const file = path.join(RESULTS, `isolation-${report.date.slice(0, 10)}.json`);
     fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
     const row = (name: string, r: ReturnType<typeof figures>) =>
       `| ${name} | ${r.unloaded.p50} / ${r.unloaded.p99} ms (${r.unloaded.samples}) | ${r.loaded.p50} / ${r.loaded.p99} ms (${r.loaded.samples}) | ${r.p99Ratio} | <= ${TARGET_RATIO} |`;
-    process.stdout.write(
-      `\n| Measure | Unloaded p50 / p99 (samples) | Loaded p50 / p99 (samples) | p99 ratio | Target |\n|---|---|---|---|---|\n` +
-        `${row('/health', results.health)}\n${row("another organisation's cluster GET", results.otherGet)}\n` +
-        `\nService CPU (% of one core), main thread / other threads: unloaded ${cpuPercent.unloaded.mainThread} / ${cpuPercent.unloaded.otherThreads}, ` +
-        `loaded ${cpuPercent.loaded.mainThread} / ${cpuPercent.loaded.otherThreads}\nAttack answers: ${JSON.stringify(attack.statuses)}\n` +
-        `${report.met ? 'Targets met' : 'Targets NOT met'}; written to ${path.relative(ROOT, file)}\n${executorTasks.join('\n')}\n`,
-    );
+    for (const [priority, m] of Object.entries(byPriority)) {
+      const cpu = m.serviceCpuPercent;
+      process.stdout.write(
+        `\nEXECUTOR_THREAD_PRIORITY=${priority}\n| Measure | Unloaded p50 / p99 (samples) | Loaded p50 / p99 (samples) | p99 ratio | Target |\n|---|---|---|---|---|\n` +
+          `${row('/health', m.results.health)}\n${row("another organisation's cluster GET", m.results.otherGet)}\n` +
+          `\nService CPU (% of one core), main thread / other threads: unloaded ${cpu.unloaded.mainThread} / ${cpu.unloaded.otherThreads}, ` +
+          `loaded ${cpu.loaded.mainThread} / ${cpu.loaded.otherThreads}\nAttack answers: ${JSON.stringify(m.attack)}\n` +
+          `${m.met ? 'Targets met' : 'Targets NOT met'}\n${m.executorTasks.join('\n')}\n`,
+      );
+    }
+    process.stdout.write(`\nwritten to ${path.relative(ROOT, file)}\n`);
   } finally {
-    service?.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
     await stopDatabase();
   }
+}
+
+/** Starts the service once so that it migrates the fresh database, then stops it (the seeding needs the tables). */
+async function migrateBySpawning(url: string): Promise<void> {
+  const port = await freePort();
+  const service = await spawnServer('service', [...SERVICE_NODE_FLAGS, 'dist/src/main.js'], requestBenchServiceEnv(url, port), port);
+  service.kill('SIGTERM');
+  await new Promise((r) => service.once('exit', r));
 }
 
 main().catch((e) => {

@@ -13,6 +13,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { parseAddressList } from './address-list';
+import { EXECUTOR_THREAD_PRIORITIES, type ExecutorThreadPriority } from './executor-thread-priority';
 import { Setting } from './setting';
 import { weakKeyReason, weakTokenReason } from './weak-secrets';
 
@@ -422,6 +423,15 @@ export class AppConfig {
   })
   @Transform(toInt) @IsInt() @Min(32) @Max(4096)
   EXECUTOR_WORKER_HEAP_MB = 128;
+
+  @Setting({
+    meaning:
+      'How the executor\'s worker threads yield the CPU to the event loop, so that one organisation\'s expensive ' +
+      'input does not slow other requests: `idle` (Linux SCHED_IDLE through `chrt`: they run only when the event ' +
+      'loop does not want the CPU; the lowest niceness where that is unavailable), `low` (niceness 10) or `normal`',
+  })
+  @IsIn(EXECUTOR_THREAD_PRIORITIES)
+  EXECUTOR_THREAD_PRIORITY: ExecutorThreadPriority = 'low';
 
   @Setting({
     meaning:

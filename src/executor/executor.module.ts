@@ -27,6 +27,7 @@ export class ExecutorModule {
               threads: config.EXECUTOR_THREADS,
               taskTimeoutMs: config.EXECUTOR_TASK_TIMEOUT_MS,
               workerHeapMb: config.EXECUTOR_WORKER_HEAP_MB,
+              threadPriority: config.EXECUTOR_THREAD_PRIORITY,
               maxWaitingPerKey: config.EXECUTOR_QUEUE_PER_ORGANISATION,
               workerFile: worker.file,
               describe: (task) => worker.describe(task),

@@ -2,7 +2,8 @@ import { HttpException, HttpStatus, Logger, OnApplicationShutdown } from '@nestj
 import Piscina from 'piscina';
 import { MessageChannel } from 'worker_threads';
 import { FairQueue } from './fair-queue';
-import type { WorkerTask } from './worker-handler';
+import type { ExecutorThreadPriority } from '../config/executor-thread-priority';
+import { THREAD_PRIORITY_KEY, type WorkerTask } from './worker-handler';
 
 /** Tasks by name, each a pure function of structured-clonable data (a module's own, e.g. src/policies/policy-tasks.ts). */
 export type TaskCatalogue = Record<string, (input: never) => unknown>;
@@ -20,6 +21,8 @@ export interface ExecutorOptions {
   describe?: (task: string) => string;
   /** Heap bound of each worker thread, in MB. */
   workerHeapMb?: number;
+  /** How the threads yield the CPU to the event loop (EXECUTOR_THREAD_PRIORITY; default `low`). */
+  threadPriority?: ExecutorThreadPriority;
   /**
    * What the caller holds while it waits, when it holds a database connection (a mutating request's transaction),
    * else null. Callers holding one are bounded per key by `maxHoldingPerKey`, so one organisation's backlog cannot
@@ -108,6 +111,7 @@ export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements On
 
   constructor(private readonly options: ExecutorOptions) {
     this.perKey = Math.max(1, Math.floor(options.threads / 2));
+    this.shared[THREAD_PRIORITY_KEY] = options.threadPriority ?? 'low';
   }
 
   /**

@@ -4,6 +4,7 @@ import { Executor } from '../../src/executor/executor';
 type Tasks = {
   hog: () => never;
   echo: (value: unknown) => unknown;
+  scheduling: () => { tid: number; policy: number; nice: number } | null;
   spin: (ms: number) => number;
   span: (ms: number) => { startedAt: number; endedAt: number };
   forever: () => never;
@@ -38,6 +39,24 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
     expect(executor.startedThreads).toBe(2);
     await new Promise((r) => setTimeout(r, 300));
     expect(executor.startedThreads).toBe(2);
+  });
+
+  // Linux's scheduling policies: SCHED_OTHER 0, SCHED_IDLE 5 (sched.h); this machine and the image have chrt.
+  it.each([
+    ['idle', { policy: 5 }],
+    ['low', { policy: 0, nice: 10 }],
+    ['normal', { policy: 0, nice: 0 }],
+  ] as const)('runs its threads at the priority asked for (%s), below the event loop', async (threadPriority, expected) => {
+    executor = make({ threadPriority });
+    const seen = await Promise.all([executor.run('org-a', 'scheduling', undefined), executor.run('org-b', 'scheduling', undefined)]);
+    for (const thread of seen) {
+      expect(thread).toMatchObject(expected);
+      expect(thread!.tid).not.toBe(process.pid);
+    }
+    // The event loop's thread keeps the process's priority.
+    const main = require('fs').readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8') as string;
+    const fields = main.slice(main.lastIndexOf(')') + 2).split(' ');
+    expect({ policy: Number(fields[38]), nice: Number(fields[16]) }).toEqual({ policy: 0, nice: 0 });
   });
 
   it('ends only the task that runs out of time: others running and waiting finish, and the thread is replaced', async () => {
