@@ -15,6 +15,7 @@ import type { OrganisationPrefetch } from '../tokens/tokens.service';
 import type { Principal } from '../identity/principal';
 import type { OrganisationContext } from '../identity/organisation-context';
 import { ORG_ROLE, OrgRoleMeta } from '../common/route-access';
+import { retryReadOnce } from '../database/read-retry';
 
 const SLUG_PARAMS = ['organisationSlug', 'organizationSlug'];
 
@@ -57,15 +58,19 @@ export class OrganisationAccessGuard implements CanActivate {
       // Resolved together with the personal access token: from the principal cache, or in the one statement of a miss.
       ({ organisation: org, member } = prefetch);
     } else {
-      // One statement for the organisation and the caller's membership.
-      const found = await this.dataSource
-        .getRepository(OrganisationEntity)
-        .createQueryBuilder('o')
-        .leftJoinAndMapOne('o.callerMembership', OrganisationMemberEntity, 'm', 'm.organisation_id = o.id AND m.user_id = :uid', {
-          uid: principal.user.id,
-        })
-        .where(where.replace('$1', ':v'), { v: value })
-        .getOne();
+      // One statement for the organisation and the caller's membership; run once more if its connection was lost.
+      const found = await retryReadOnce(
+        () =>
+          this.dataSource
+            .getRepository(OrganisationEntity)
+            .createQueryBuilder('o')
+            .leftJoinAndMapOne('o.callerMembership', OrganisationMemberEntity, 'm', 'm.organisation_id = o.id AND m.user_id = :uid', {
+              uid: principal.user.id,
+            })
+            .where(where.replace('$1', ':v'), { v: value })
+            .getOne(),
+        'organisation access',
+      );
       member = (found as (OrganisationEntity & { callerMembership?: OrganisationMemberEntity }) | null)?.callerMembership ?? null;
       if (found) delete (found as { callerMembership?: unknown }).callerMembership;
       org = found;

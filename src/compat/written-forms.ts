@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { catalogAddonName, ORIGINAL_ADDON_ALIASES } from '../clusters/addon-names';
 import { addResponseWarnings } from '../common/field-validation.pipe';
+import { retryReadOnce } from '../database/read-retry';
 
 /**
  * Under `/compat` a cluster reads back the way the original client wrote it (ADR 0170). The service keeps its own
@@ -16,6 +17,8 @@ import { addResponseWarnings } from '../common/field-validation.pipe';
  * Two names for one add-on in one `/compat` request (the provider merges its default map, in its names, with a state
  * read in another client's names) are not an error there: the catalog's own name wins over the provider's alias,
  * which wins over a camelCase spelling, and a `Warning` header names the one ignored.
+ * Its reads run around the handler (before it, or after it before any byte is sent), so one whose connection was lost
+ * runs once more on a fresh connection (retryReadOnce), on writes as on reads; its write (`remember`) never does.
  */
 
 type Addon = { enabled?: boolean; customValues?: Record<string, string> };
@@ -54,7 +57,7 @@ export class WrittenForms {
   }
 
   private async catalogAddons(): Promise<Set<string>> {
-    const rows: { name: string }[] = await this.db.query(`SELECT name FROM addons`);
+    const rows: { name: string }[] = await retryReadOnce(() => this.db.query(`SELECT name FROM addons`), 'compat written forms (add-ons)');
     return new Set(rows.map((r) => r.name));
   }
 
@@ -105,14 +108,18 @@ export class WrittenForms {
     const id = String(params.nodePoolId ?? '');
     const byIdentity = /^[0-9a-f-]{36}$/i.test(id);
     if (!byIdentity && !/^\d{1,18}$/.test(id)) return;
-    const [pool] = await this.db.query(
-      `SELECT p.auto_scaling AS "autoScaling", p.enable_node_auto_replacement AS "enableNodeAutoReplacement",
-              p.enable_node_reboots AS "enableNodeReboots", p.availability_zone AS "availabilityZone", p.upgrade_strategy AS "upgradeStrategy"
-         FROM cluster_node_pools p JOIN clusters c ON c.id = p.cluster_id
-         JOIN organisations o ON o.id = c.organisation_id JOIN environments e ON e.id = c.environment_id
-        WHERE o.slug = $1 AND e.slug = $2 AND e.deleted_at IS NULL AND c.slug = $3 AND c.deleted_at IS NULL
-          AND ${byIdentity ? 'p.identity = $4::uuid' : 'p.id = $4::bigint'}`,
-      [params.organisationSlug, params.environmentSlug, params.clusterSlug, id],
+    const [pool] = await retryReadOnce(
+      () =>
+        this.db.query(
+          `SELECT p.auto_scaling AS "autoScaling", p.enable_node_auto_replacement AS "enableNodeAutoReplacement",
+                  p.enable_node_reboots AS "enableNodeReboots", p.availability_zone AS "availabilityZone", p.upgrade_strategy AS "upgradeStrategy"
+             FROM cluster_node_pools p JOIN clusters c ON c.id = p.cluster_id
+             JOIN organisations o ON o.id = c.organisation_id JOIN environments e ON e.id = c.environment_id
+            WHERE o.slug = $1 AND e.slug = $2 AND e.deleted_at IS NULL AND c.slug = $3 AND c.deleted_at IS NULL
+              AND ${byIdentity ? 'p.identity = $4::uuid' : 'p.id = $4::bigint'}`,
+          [params.organisationSlug, params.environmentSlug, params.clusterSlug, id],
+        ),
+      'compat written forms (pool replace)',
     );
     if (!pool) return;
     for (const k of ['autoScaling', 'enableNodeAutoReplacement', 'enableNodeReboots']) if (body[k] === false || body[k] === undefined) body[k] = pool[k];
@@ -147,10 +154,14 @@ export class WrittenForms {
   async answer(payload: unknown): Promise<unknown> {
     const clusters = this.clustersIn(payload);
     if (!clusters.length) return payload;
-    const rows: { identity: string; addons: AddonMap | null; profile: string | null; defaulted: Record<string, unknown> | null }[] = await this.db.query(
-      `SELECT c.identity, f.addons, f.pod_security_standards_profile AS profile, f.defaulted
-         FROM compat_cluster_forms f JOIN clusters c ON c.id = f.cluster_id WHERE c.identity = ANY($1::uuid[])`,
-      [clusters.map((c) => c.identity)],
+    const rows: { identity: string; addons: AddonMap | null; profile: string | null; defaulted: Record<string, unknown> | null }[] = await retryReadOnce(
+      () =>
+        this.db.query(
+          `SELECT c.identity, f.addons, f.pod_security_standards_profile AS profile, f.defaulted
+             FROM compat_cluster_forms f JOIN clusters c ON c.id = f.cluster_id WHERE c.identity = ANY($1::uuid[])`,
+          [clusters.map((c) => c.identity)],
+        ),
+      'compat written forms (answer)',
     );
     const forms = new Map(rows.map((r) => [r.identity, r]));
     const known = rows.some((r) => r.addons) ? await this.catalogAddons() : new Set<string>();

@@ -1,6 +1,7 @@
 import { INestApplication, Logger, RequestMethod, Type } from '@nestjs/common';
 import { METHOD_METADATA } from '@nestjs/common/constants';
 import { MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { TransactionHost } from '@nestjs-cls/transactional';
 import { databaseUnavailable } from '../common/database-unavailable';
 
 const logger = new Logger('Database');
@@ -12,18 +13,35 @@ export function isRetryableRead(err: unknown): boolean {
   return found !== null && (found.cause === 'connection-lost' || found.cause === 'connection-refused');
 }
 
+/** Whether the caller runs inside a transaction of the request's TransactionHost (the audit interceptor's, @Transactional). */
+function inTransaction(): boolean {
+  try {
+    return TransactionHost.getInstance().isTransactionActive();
+  } catch {
+    // No transactional plugin registered (a unit test, a script): nothing can have opened a transaction through it.
+    return false;
+  }
+}
+
 /**
  * Runs `read` and, when its connection was lost or refused (a failover killed the pooled connections, the HA proxy
  * switched servers), runs it once more. The pool hands out no connection made before the failure
  * (database-wait-budget.ts), so the second run is on a fresh connection; it spends what is left of the same
  * request budget (DATABASE_TIMEOUT_MS), and none is left after a timeout, which is therefore not retried.
+ *
+ * `read` must change nothing, or nothing more when run twice (the last-use stamp of a token is set only when older
+ * than a minute). Inside a transaction it is not run again: the transaction died with its connection, and a second
+ * run would see none of what the transaction did before (or fail on its released query runner).
+ * Used by every GET handler (retryReadsOnce below) and by the reads made before the handler on every request
+ * (authentication, organisation access, the Idempotency-Key lookup, the /compat written forms).
  */
 export async function retryReadOnce<T>(read: () => Promise<T>, what: string): Promise<T> {
+  if (inTransaction()) return read();
   try {
     return await read();
   } catch (err) {
     if (!isRetryableRead(err)) throw err;
-    logger.debug({ err, route: what }, 'A read lost its database connection; running it once more on a fresh one');
+    logger.debug({ err, read: what }, 'A read lost its database connection; running it once more on a fresh one');
     return read();
   }
 }

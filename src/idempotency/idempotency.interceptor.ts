@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ClsService } from 'nestjs-cls';
 import { from, lastValueFrom, Observable } from 'rxjs';
 import { OWN_TRANSACTION } from '../audit/audited-transaction';
+import { retryReadOnce } from '../database/read-retry';
 import type { Principal } from '../identity/principal';
 import {
   IDEMPOTENCY_CLAIM,
@@ -70,7 +71,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (this.inFlight.has(scope)) throw new IdempotencyKeyInFlightException();
     this.inFlight.add(scope);
     try {
-      const stored = await this.store.find(claim.caller, claim.key);
+      // A read before the handler (and outside its transaction): run once more if its connection was lost.
+      const stored = await retryReadOnce(() => this.store.find(claim.caller, claim.key), 'idempotency key lookup');
       if (stored && stored.requestHash !== claim.hash) throw new IdempotencyKeyReusedException(stored);
       if (stored?.status != null) return this.replay(claim, stored, reply);
       this.cls.set(IDEMPOTENCY_CLAIM, claim);

@@ -1,5 +1,12 @@
+import { Logger } from '@nestjs/common';
+import { TransactionHost } from '@nestjs-cls/transactional';
+import type { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { ClsService } from 'nestjs-cls';
 import { Client } from 'pg';
 import { APPLICATION_NAME } from '../../src/database/data-source-options';
+import { isRetryableRead, retryReadOnce } from '../../src/database/read-retry';
+import { clusterBody, clustersPath, createOrgFixture } from '../clusters/cluster-fixtures';
+import { TestIssuer } from '../support/jwks-server';
 import { TcpProxy } from '../support/tcp-proxy';
 import { createTestDatabase, expectErrorBody, startTestApp, TestApp, TestUser } from '../support/test-app';
 
@@ -175,6 +182,10 @@ describe('a GET whose connection is lost is run once more on a fresh connection;
   let admin: Client;
   let owner: TestUser;
   const base = '/api/v1/orgs/retries/environments';
+  const issuer = new TestIssuer();
+  // The retry's debug line names the read it ran again. Watched at the logger: with several apps in one process
+  // (this file starts three), nestjs-pino writes every application line to the first app's destination.
+  let debugLines: jest.SpyInstance;
 
   beforeAll(async () => {
     url = await createTestDatabase();
@@ -182,7 +193,9 @@ describe('a GET whose connection is lost is run once more on a fresh connection;
     const u = new URL(url);
     proxy = new TcpProxy(u.hostname, Number(u.port));
     await proxy.start();
-    t = await startTestApp({ DATABASE_TIMEOUT_MS: '5000' }, proxy.wrap(url));
+    await issuer.start();
+    debugLines = jest.spyOn(Logger.prototype, 'debug');
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '5000', OIDC_ISSUER_URL: issuer.url, OIDC_AUDIENCE: 'cms-api' }, proxy.wrap(url));
     admin = new Client({ connectionString: url });
     await admin.connect();
     owner = await t.createUser('retry-owner');
@@ -193,15 +206,30 @@ describe('a GET whose connection is lost is run once more on a fresh connection;
     await admin.end();
     await t.close();
     await proxy.stop();
+    await issuer.stop();
+    debugLines.mockRestore();
   });
 
-  /** Runs `send` while a table lock holds its statement, drops the app's connections, then lifts the lock. */
-  async function cutWhileBlocked<T>(send: () => Promise<T>): Promise<T> {
+  /** Where the debug lines are now, for retriedSince. */
+  const mark = () => debugLines.mock.calls.length;
+  /** The reads the service ran once more since `from` (a mark), by the name its debug line gives them. */
+  function retriedSince(from: number): string[] {
+    return debugLines.mock.calls
+      .slice(from)
+      .filter(([, message]) => typeof message === 'string' && message.includes('running it once more on a fresh one'))
+      .map(([fields]) => String((fields as { read?: unknown }).read));
+  }
+
+  /**
+   * Runs `send` while a lock holds its statement (by default a lock of the environments table; `lock` takes another),
+   * drops the app's connections, then lifts the lock.
+   */
+  async function cutWhileBlocked<T>(send: () => Promise<T>, lock = 'LOCK TABLE environments IN ACCESS EXCLUSIVE MODE'): Promise<T> {
     const locker = new Client({ connectionString: url });
     await locker.connect();
     try {
       await locker.query('BEGIN');
-      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      await locker.query(lock);
       const answer = send();
       await blockedBackend(admin, database);
       // The connection dies under the waiting statement; a second run would wait on the lock again.
@@ -218,6 +246,105 @@ describe('a GET whose connection is lost is run once more on a fresh connection;
     const res = await cutWhileBlocked(() => t.as(owner.token).get(base).then((r) => r));
     expect(res.status).toBe(200);
     expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+  });
+
+  // The reads made before the handler (guards, interceptors, hooks) run once more as well: in a failover most requests
+  // find their pooled connection dead at the first statement, which is one of these.
+
+  it("authentication's token lookup whose connection is cut runs once more: the GET answers 200", async () => {
+    const reader = await t.createUser('retry-reader');
+    await t.db.query(`INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
+                      SELECT id, $1, 'VIEWER', 'VIEW', now() FROM organisations WHERE slug = 'retries'`, [reader.id]);
+    const from = mark();
+    // A token never used: not in the principal cache, so the guard reads it (personal_access_tokens is locked).
+    const res = await cutWhileBlocked(() => t.as(reader.token).get(base).then((r) => r), 'LOCK TABLE personal_access_tokens IN ACCESS EXCLUSIVE MODE');
+    expect(res.status).toBe(200);
+    expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+    expect(retriedSince(from)).toEqual(['authentication (token lookup)']);
+  });
+
+  it("authentication's last-use stamp of a token whose connection is cut runs once more: the GET answers 200", async () => {
+    await t.as(owner.token).get(base).expect(200);
+    // Two minutes later the token's use is stamped (an UPDATE of its row: a row lock holds it, reads go on).
+    const later = new Date(Date.now() + 2 * 60_000);
+    t.clock.set(later);
+    try {
+      const [{ id }] = await t.db.query(`SELECT t.id FROM personal_access_tokens t JOIN users u ON u.id = t.user_id WHERE u.username = 'retry-owner'`);
+      const from = mark();
+      const res = await cutWhileBlocked(() => t.as(owner.token).get(base).then((r) => r), `SELECT 1 FROM personal_access_tokens WHERE id = ${Number(id)} FOR UPDATE`);
+      expect(res.status).toBe(200);
+      expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+      expect(retriedSince(from)).toEqual(['authentication (token last use)']);
+      const [token] = await t.db.query(`SELECT last_used_at FROM personal_access_tokens WHERE id = $1`, [id]);
+      expect(new Date(token.last_used_at).toISOString()).toBe(later.toISOString());
+    } finally {
+      t.clock.set(null);
+    }
+  });
+
+  it("authentication's OIDC user and the organisation access guard's membership read run once more: the GET answers 200", async () => {
+    const jwt = await issuer.sign({ sub: 'retry-subject', email: 'oidc-reader@example.com', email_verified: true, preferred_username: 'oidc-reader' });
+    const call = () => t.http().get(base).set('Authorization', `Bearer ${jwt}`).then((r) => r);
+    // The first call creates the user; a membership lets it read the organisation.
+    expect((await call()).status).toBe(403);
+    await t.db.query(`INSERT INTO organisation_members (organisation_id, user_id, role, kubernetes_role, joined_at)
+                      SELECT o.id, u.id, 'VIEWER', 'VIEW', now() FROM organisations o, users u WHERE o.slug = 'retries' AND u.oidc_id = 'retry-subject'`);
+    const slugs = (r: { body: { content: { slug: { slugValue: string } }[] } }) => r.body.content.map((e) => e.slug.slugValue);
+
+    let from = mark();
+    // An OIDC caller's user is read on every request (no principal cache for OIDC).
+    let res = await cutWhileBlocked(call, 'LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+    expect({ status: res.status, slugs: slugs(res) }).toEqual({ status: 200, slugs: ['staging'] });
+    expect(retriedSince(from)).toEqual(['authentication (OIDC user)']);
+
+    from = mark();
+    // Without a membership resolved with a token, the organisation access guard reads it.
+    res = await cutWhileBlocked(call, 'LOCK TABLE organisation_members IN ACCESS EXCLUSIVE MODE');
+    expect({ status: res.status, slugs: slugs(res) }).toEqual({ status: 200, slugs: ['staging'] });
+    expect(retriedSince(from)).toEqual(['organisation access']);
+  });
+
+  it("a POST's Idempotency-Key lookup whose connection is cut runs once more; the change is made once", async () => {
+    const from = mark();
+    const post = () => t.as(owner.token).post(base).set('Idempotency-Key', 'retry-lookup-1').send({ name: 'keyed' }).then((r) => r);
+    const res = await cutWhileBlocked(post, 'LOCK TABLE idempotency_keys IN ACCESS EXCLUSIVE MODE');
+    expect(res.status).toBe(200);
+    expect(res.body.slug.slugValue).toBe('keyed');
+    expect(retriedSince(from)).toEqual(['idempotency key lookup']);
+    const again = await post();
+    expect({ status: again.status, replayed: again.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: 'true' });
+    const rows = await t.db.query(`SELECT count(*)::int AS n FROM environments WHERE slug = 'keyed' AND deleted_at IS NULL`);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it("a /compat answer's written-forms read (after the handler, before any byte) whose connection is cut runs once more", async () => {
+    const f = await createOrgFixture(t);
+    const created = await t.as(f.users.owner.token).post(clustersPath(f)).send(clusterBody(f)).expect(200);
+    const from = mark();
+    const res = await cutWhileBlocked(
+      () => t.as(f.users.owner.token).get(`/compat${clustersPath(f)}/web`).then((r) => r),
+      'LOCK TABLE compat_cluster_forms IN ACCESS EXCLUSIVE MODE',
+    );
+    expect(res.status).toBe(200);
+    // The plain representation of the original clients: slugs as plain strings.
+    expect({ identity: res.body.identity, slug: res.body.slug }).toEqual({ identity: created.body.identity, slug: 'web' });
+    expect(retriedSince(from)).toEqual(['compat written forms (answer)']);
+  });
+
+  it('a read inside a transaction is not run again: the transaction died with its connection', async () => {
+    const txHost = t.get(TransactionHost) as TransactionHost<TransactionalAdapterTypeOrm>;
+    const from = mark();
+    const failure = await cutWhileBlocked(() =>
+      t
+        .get(ClsService)
+        .run(() => txHost.withTransaction(() => retryReadOnce(() => txHost.tx.query('SELECT count(*) FROM environments'), 'in a transaction')))
+        .then(
+          () => null,
+          (err: unknown) => err,
+        ),
+    );
+    expect(isRetryableRead(failure)).toBe(true);
+    expect(retriedSince(from)).toEqual([]);
   });
 
   it('a PATCH whose connection is cut is 503 with Retry-After and is not run again', async () => {
