@@ -36,6 +36,7 @@ import { BudgetsService } from '../../src/metering/budgets.service';
 import { StatementCloser } from '../../src/metering/statement-closer.service';
 import { DashboardHealthChecker } from '../../src/observability/dashboard-health-checker';
 import { ReconcilerService } from '../../src/provisioning/reconciler.service';
+import { OpenApiParameter, prefilledUrl } from '../../test/support/openapi-prefill';
 import { RetentionService } from '../../src/retention/retention.service';
 import { UpgradeSchedulerService } from '../../src/scheduler/upgrade-scheduler.service';
 import { WebhookDeliveryWorker } from '../../src/webhooks/webhook-delivery.worker';
@@ -47,12 +48,7 @@ const ADMIN_TOKEN = 'cms_capture_admin_token_5f0c1e7a9b2d4f60';
 const METRICS_TOKEN = 'cms_capture_metrics_token_8d3a6b1c';
 const ENCRYPTION_KEY = '3b9f0a7c5e1d2468ace0f13579bdf02468ace13579bdf0246acf13579bdf0a2e';
 
-interface Parameter {
-  name: string;
-  in: string;
-  example?: unknown;
-  schema?: { example?: unknown; default?: unknown };
-}
+type Parameter = OpenApiParameter;
 interface Operation {
   parameters?: Parameter[];
   requestBody?: { content?: Record<string, { schema?: object; example?: unknown; examples?: Record<string, { value?: unknown }> }> };
@@ -74,21 +70,6 @@ function commitOf(): string {
   } catch {
     return 'unknown';
   }
-}
-
-/** What Swagger UI pre-fills for a parameter: its example, else its schema's example, else its default. */
-const prefill = (p: Parameter) => p.example ?? p.schema?.example ?? p.schema?.default;
-
-function prefilledUrl(template: string, params: Parameter[]): string {
-  let url = template;
-  for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(String(prefill(p))));
-  const query = params
-    .filter((p) => p.in === 'query' && prefill(p) !== undefined)
-    .flatMap((p) => {
-      const v = prefill(p);
-      return (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(x))}`);
-    });
-  return query.length ? `${url}?${query.join('&')}` : url;
 }
 
 /** The request body Swagger UI would offer: the first named example, else the example, else one sampled from the schema. */

@@ -1,32 +1,11 @@
 import { ConfigValidationError, loadConfig } from '../../src/config/app-config';
 import { DEMO_IDENTITIES, DEMO_SLUGS, identityParameterExample } from '../../src/demo/demo-identities';
 import { settle } from '../clusters/cluster-fixtures';
+import { OpenApiParameter, prefill, prefilledUrl } from '../support/openapi-prefill';
 import { ADMIN_TOKEN, startTestApp, TestApp } from '../support/test-app';
 
-interface Parameter {
-  name: string;
-  in: string;
-  required?: boolean;
-  example?: unknown;
-  schema?: { example?: unknown; default?: unknown; format?: string };
-}
+type Parameter = OpenApiParameter;
 type Doc = { paths: Record<string, Record<string, { parameters?: Parameter[] }>> };
-
-/** What Swagger UI pre-fills for a parameter: its example, else its schema's example, else its default. */
-const prefill = (p: Parameter) => p.example ?? p.schema?.example ?? p.schema?.default;
-
-/** The request Swagger UI's Try it out sends for a GET with nothing but the pre-filled values. */
-function prefilledUrl(path: string, params: Parameter[]): string {
-  let url = path;
-  for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(String(prefill(p))));
-  const query = params
-    .filter((p) => p.in === 'query' && prefill(p) !== undefined)
-    .flatMap((p) => {
-      const v = prefill(p);
-      return (Array.isArray(v) ? v : [v]).map((x) => `${encodeURIComponent(p.name)}=${encodeURIComponent(String(x))}`);
-    });
-  return query.length ? `${url}?${query.join('&')}` : url;
-}
 
 /**
  * A fresh install with demo data (DEMO_DATA=true; the default with the embedded database): the demo organisation
