@@ -172,6 +172,9 @@ export async function createApp(
     embedded = await startEmbeddedPostgres(config.DATA_DIR);
     databaseUrl = await ensureDatabase(embedded.url, EMBEDDED_DB_NAME);
   }
+  // Made in the try below; closed if the start-up fails after it, so what its start-up hooks opened (pools, LISTEN
+  // connections and their reconnect timers) does not outlive a failed start in the same process (tests, a retry).
+  let started: NestFastifyApplication | undefined;
   try {
     options.signal?.throwIfAborted();
     const adapter = new FastifyAdapter({
@@ -212,6 +215,7 @@ export async function createApp(
       // Until the application logger takes over (below), and for a start-up that fails before: JSON lines too.
       logger: options.quiet ? false : new ConsoleLogger({ json: true, colors: false }),
     });
+    started = app;
     if (!options.quiet) app.useLogger(new ApplicationLogger(app.get(PinoLogger)));
     else app.useLogger(false);
     // The audit and secret interceptors run only on the routes they act on, so most reads run no interceptor.
@@ -304,6 +308,7 @@ export async function createApp(
       },
     };
   } catch (e) {
+    await started?.close().catch(() => undefined);
     if (embedded) await embedded.stop();
     throw e;
   }

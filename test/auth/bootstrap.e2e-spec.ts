@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { Client } from 'pg';
 import { ADMIN_TOKEN, createTestDatabase, startTestApp } from '../support/test-app';
 import { freePort } from '../../src/common/free-port';
 
@@ -22,7 +23,18 @@ describe('bootstrap administrator', () => {
   });
 
   it('on an external database, needs BOOTSTRAP_ADMIN_TOKEN or BOOTSTRAP_ADMIN_TOKEN_FILE and never prints the token', async () => {
-    await expect(startTestApp({ BOOTSTRAP_ADMIN_TOKEN: '' })).rejects.toThrow(/BOOTSTRAP_ADMIN_TOKEN_FILE/);
+    const refusedOn = await createTestDatabase();
+    await expect(startTestApp({ BOOTSTRAP_ADMIN_TOKEN: '' }, refusedOn)).rejects.toThrow(/BOOTSTRAP_ADMIN_TOKEN_FILE/);
+    // The failed start-up closed what it had opened: no connection of the service to that database is left (its
+    // LISTEN connection would otherwise keep reconnecting in this process).
+    const db = new Client({ connectionString: refusedOn });
+    await db.connect();
+    try {
+      const { rows } = await db.query(`SELECT application_name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+      expect(rows).toEqual([]);
+    } finally {
+      await db.end();
+    }
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'cms-token-')), 'admin-token');
     const writes: string[] = [];
     const original = process.stdout.write.bind(process.stdout);
