@@ -264,9 +264,14 @@ async function observation(url: string, db: Client, replicas: number): Promise<R
       worstP99: worst.p99,
       maxAge: Math.max(...samples.map((x) => x.max)),
       p99Target: 2 * OBSERVE_EVERY_SECONDS,
+      // Issue 38: every cluster observed within 1.2 x OBSERVE_EVERY_SECONDS (the oldest observation, not a percentile).
+      maxAgeTarget: 1.2 * OBSERVE_EVERY_SECONDS,
+      maxAgeMet: Math.max(...samples.map((x) => x.max)) <= 1.2 * OBSERVE_EVERY_SECONDS,
       replicasNeededFor60sAt100k: needed,
     };
-    process.stdout.write(`  observation: worst p99 ${worst.p99} s (target <= ${2 * OBSERVE_EVERY_SECONDS} s); replicas needed for 60 s at 100k: ${needed}\n`);
+    process.stdout.write(
+      `  observation: worst p99 ${worst.p99} s (target <= ${2 * OBSERVE_EVERY_SECONDS} s), oldest ${result.maxAge} s (target <= ${result.maxAgeTarget} s); replicas needed for 60 s at 100k: ${needed}\n`,
+    );
     return result;
   } finally {
     await stopReplicas(started);
@@ -305,6 +310,7 @@ async function main(): Promise<void> {
     report.targets = {
       twoReplicaScaling: '>= 1.6x where the database is not the bottleneck',
       observationP99: `<= 2 x OBSERVE_EVERY_SECONDS (${2 * OBSERVE_EVERY_SECONDS} s)`,
+      observationMaxAge: `every cluster observed within 1.2 x OBSERVE_EVERY_SECONDS (${1.2 * OBSERVE_EVERY_SECONDS} s)`,
       getP99DuringBurst: '<= 2x at rest in one process (single), <= 1.5x with a separate worker process (split)',
       reconcilerAt100ms: '>= 0.8 x workers / latency (128 steps/s for 16 workers)',
       httpDriverAt100ms: '>= 0.8 x the simulated driver\'s steps/s in the same run (httpVsSimulated)',
