@@ -239,6 +239,9 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     const request = ctx.getRequest();
     const path = requestedPath(request);
     const { status, body, headers } = toErrorResponse(exception, path, this.logger, request?.id);
+    // Nest's "no such route" 404 names the URL as routed; a rewritten one (src/compat) is named as requested.
+    const requested = (request?.raw as { [REQUESTED_URL]?: string } | undefined)?.[REQUESTED_URL];
+    if (status === 404 && requested && body.message === `Cannot ${request.method} ${request.url}`) body.message = `Cannot ${request.method} ${requested}`;
     // Seen by the request log: an outage is logged once when it starts and once when it ends, with its causes.
     const mapped = status === 503 ? mapDatabaseError(exception) : null;
     if (mapped instanceof DatabaseUnavailableError && request?.raw) {

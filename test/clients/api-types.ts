@@ -3104,6 +3104,7 @@ export interface components {
             /** @default false */
             enableNodeReboots?: boolean;
             /**
+             * @description Left out or "" takes the default
              * @default REPLACE
              * @enum {string}
              */
@@ -3484,6 +3485,7 @@ export interface components {
             /** @default false */
             enableNodeReboots?: boolean;
             /**
+             * @description Left out or "" takes the default
              * @default REPLACE
              * @enum {string}
              */

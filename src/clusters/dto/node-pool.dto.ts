@@ -109,7 +109,9 @@ export class CreateClusterNodePoolDto {
   @ApiPropertyOptional({ default: false }) @IsOptional() @IsBoolean()
   enableNodeReboots?: boolean;
 
-  @ApiPropertyOptional({ enum: NODE_POOL_UPGRADE_STRATEGIES, default: 'REPLACE' })
+  @ApiPropertyOptional({ enum: NODE_POOL_UPGRADE_STRATEGIES, default: 'REPLACE', description: 'Left out or "" takes the default' })
+  // The original Go client sends a cluster's inline pools with `upgradeStrategy: ""` (Go's zero value) when unset.
+  @Transform(({ value }) => (value === '' ? undefined : value))
   @IsOptional() @IsIn(NODE_POOL_UPGRADE_STRATEGIES)
   upgradeStrategy?: string;
 
