@@ -6,6 +6,7 @@ import { AuditRecorder } from '../audit/audit-recorder';
 import { REDACTED } from '../audit/audit-diff';
 import { CLOUD_PROVIDER_TYPES, CloudProviderType } from '../catalog/cloud-provider.entity';
 import { Clock } from '../common/clock';
+import { clusterHolds } from '../common/cluster-holds';
 import { ValidationFailedException } from '../common/errors';
 import { applyOrder, orderByEntries, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import { SecretBox } from '../common/secret-box';
@@ -129,14 +130,20 @@ export class CloudCredentialsService {
     if (!cred) throw new NotFoundException(`Credentials ${credentialsIdentity} not found in cloud account ${account.identity}.`);
     const isPrimary = account.primaryCredentialsId != null && Number(account.primaryCredentialsId) === Number(cred.id);
     const [usage] = await this.txHost.tx.query(
-      `SELECT count(*)::int AS active, count(*) FILTER (WHERE cloud_credentials_id = $2)::int AS direct
+      `SELECT count(*)::int AS active, count(*) FILTER (WHERE cloud_credentials_id = $2)::int AS direct,
+              count(*) FILTER (WHERE NOT ${clusterHolds()})::int AS deleting, (array_agg(name ORDER BY name))[1:3] AS names
          FROM clusters WHERE cloud_account_id = $1 AND deleted_at IS NULL`,
       [account.id, cred.id],
     );
-    if (isPrimary && usage.active > 0)
-      throw new ConflictException(
-        `Credentials '${cred.displayName}' are the primary credentials of cloud account '${account.displayName}', which has ${usage.active} cluster${usage.active === 1 ? '' : 's'}; make other credentials primary or delete the clusters first.`,
-      );
+    if (isPrimary && usage.active > 0) {
+      const clusters = `${usage.active} cluster${usage.active === 1 ? '' : 's'} (${(usage.names as string[]).map((n) => `'${n}'`).join(', ')}${usage.active > 3 ? ', ...' : ''})`;
+      // Met at `terraform destroy` right after the cluster's delete: say that the deletion itself needs them, and when to retry.
+      const next =
+        usage.deleting === usage.active
+          ? `, which ${usage.active === 1 ? 'is' : 'are'} being deleted: the deletion uses these credentials to remove the cloud resources; retry once it has completed.`
+          : '; make other credentials primary or delete the clusters first.';
+      throw new ConflictException(`Credentials '${cred.displayName}' are the primary credentials of cloud account '${account.displayName}', which has ${clusters}${next}`);
+    }
     if (usage.direct > 0)
       throw new ConflictException(
         `Credentials '${cred.displayName}' are used by ${usage.direct} cluster${usage.direct === 1 ? '' : 's'}; delete ${usage.direct === 1 ? 'it' : 'them'} first.`,

@@ -16,7 +16,7 @@ describe('what a cluster in deleting holds', () => {
   });
   afterAll(async () => t.close());
 
-  it('a live cluster holds its environment, schedule and cloud account; once its deletion is requested only the account stays held', async () => {
+  it('a live cluster holds its environment, schedule and cloud account; once its deletion is requested only the account (and its primary credentials, until the deletion completes) stays held', async () => {
     const owner = t.as(f.users.owner.token);
     const org = `/api/v1/orgs/${f.orgSlug}`;
     const env = await owner.post(`${org}/environments`).send({ name: 'doomed-env', type: 'development' });
@@ -50,6 +50,14 @@ describe('what a cluster in deleting holds', () => {
     const accountDeleting = await owner.delete(`${org}/cloud-accounts/${f.accountIdentity}`);
     expect(accountDeleting.status).toBe(409);
     expect(accountDeleting.body.message).toContain("is used by 1 cluster ('doomed'), which is being deleted; retry 24 hours after its deletion completes.");
+    // Its account's primary credentials too (the deletion uses them), and the 409 says so and when to retry.
+    const credLive = `${org}/cloud-accounts/${f.accountIdentity}/credentials/${f.credentialIdentity}`;
+    const credDeleting = await owner.delete(credLive);
+    expect(credDeleting.status).toBe(409);
+    expect(credDeleting.body.message).toBe(
+      "Credentials 'deploy key' are the primary credentials of cloud account 'Main account', which has 1 cluster ('doomed'), which is being deleted: " +
+        'the deletion uses these credentials to remove the cloud resources; retry once it has completed.',
+    );
     expect((await owner.get(`/api/v1/organisations/${f.orgSlug}/maintenance-schedule/${schedule.body.identity}`)).body.clusterCount).toBe(0);
     expect((await owner.delete(`/api/v1/organisations/${f.orgSlug}/maintenance-schedule/${schedule.body.identity}`)).status).toBe(204);
     expect((await owner.delete(`${org}/environments/doomed-env`)).status).toBe(204);
@@ -59,6 +67,7 @@ describe('what a cluster in deleting holds', () => {
     const [done] = await t.db.query(`SELECT status, deleted_at, maintenance_schedule_id FROM clusters WHERE slug = 'doomed'`);
     expect(done).toMatchObject({ status: 'deleted', maintenance_schedule_id: null });
     expect(done.deleted_at).not.toBeNull();
+    expect((await owner.delete(credLive)).status).toBe(204);
     // Then the account's 409 gives the moment it becomes deletable.
     const accountAfter = await owner.delete(`${org}/cloud-accounts/${f.accountIdentity}`);
     expect(accountAfter.status).toBe(409);
