@@ -47,6 +47,12 @@ export interface FaultResult {
   failed: number;
   failedByStatus: Record<string, number>;
   failedByMethod: Record<string, number>;
+  /**
+   * Failed requests by method and cause (`GET connection-refused 57P03`): for a 503 the cause and code its body names
+   * (src/common/database-unavailable.ts), else the status and the start of the body or the client's error.
+   * Absent from results recorded before it was added.
+   */
+  failedByMethodAndCause?: Record<string, number>;
   /** Failed reads, by status (a read retried on a fresh connection would have been answered). */
   failedReads: number;
   secondsWithoutSuccessfulWrite: number;
@@ -70,6 +76,29 @@ const LEVELS: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 4
 const statusKey = (s: RequestRecord['status']) => String(s);
 const isOk = (r: RequestRecord) => typeof r.status === 'number' && r.status >= 200 && r.status < 300;
 const round1 = (n: number) => Math.round(n * 10) / 10;
+
+const CAUSES: [RegExp, string][] = [
+  [/refused the connection/, 'connection-refused'],
+  [/connection to the database was lost/, 'connection-lost'],
+  [/accepts only reads/, 'read-only'],
+  [/did not answer in time/, 'timeout'],
+];
+
+/**
+ * Why a request failed, in a few words: a 503 for an unavailable database by the cause and code its body names
+ * ("The database is unavailable: the database refused the connection (57P03); ..."), any other answer by its status
+ * and the start of its body, a request that got no answer by what the client saw.
+ */
+export function failureCause(r: RequestRecord): string {
+  const detail = r.detail ?? '';
+  const unavailable = /The database is unavailable: (.*) \(([^()]+)\)(?:;|$)/.exec(detail);
+  if (r.status === 503 && unavailable) {
+    const cause = CAUSES.find(([pattern]) => pattern.test(unavailable[1]))?.[1] ?? unavailable[1].trim();
+    return `${cause} ${unavailable[2]}`;
+  }
+  if (typeof r.status === 'number') return `${r.status}${detail ? ` ${detail.slice(0, 60)}` : ''}`;
+  return `${r.status}${detail ? ` (${detail.slice(0, 60)})` : ''}`;
+}
 
 /** The requests that started in the window. */
 export function inWindow(records: RequestRecord[], w: Window): RequestRecord[] {
@@ -151,6 +180,7 @@ export function summariseFault(input: FaultInputs): FaultResult {
     failed: failed.length,
     failedByStatus: tally(failed, (r) => statusKey(r.status)),
     failedByMethod: tally(failed, (r) => r.method),
+    failedByMethodAndCause: tally(failed, (r) => `${r.method} ${failureCause(r)}`),
     failedReads: failed.filter((r) => r.kind === 'read').length,
     secondsWithoutSuccessfulWrite: longestWriteGap(input.records, w),
     status500: s500.length,
@@ -207,6 +237,7 @@ export function renderTable(results: FaultResult[]): string {
     ['requests in the window (req/s)', (r) => `${r.requests} in ${r.windowSeconds} s (${r.requestsPerSecond}/s)`],
     ['failed requests by status', (r) => fmtCounts(r.failedByStatus)],
     ['failed requests by method', (r) => fmtCounts(r.failedByMethod)],
+    ['failed requests by method and cause', (r) => (r.failedByMethodAndCause ? fmtCounts(r.failedByMethodAndCause) : 'not recorded')],
     ['seconds without a successful write', (r) => `${r.secondsWithoutSuccessfulWrite}`],
     ['500 answers (must be 0)', (r) => `**${r.status500}**`],
     ['503 with / without Retry-After', (r) => `${r.status503WithRetryAfter} / ${r.status503WithoutRetryAfter}`],
@@ -219,6 +250,8 @@ export function renderTable(results: FaultResult[]): string {
     ['log lines: worker', (r) => logs(r.processes.worker.logLines)],
   ];
   const cell = (s: string) => s.replace(/\|/g, '\\|');
+  // Results recorded before the breakdown by cause existed render as they did.
+  if (!results.some((r) => r.failedByMethodAndCause)) rows.splice(rows.findIndex(([label]) => label === 'failed requests by method and cause'), 1);
   return [
     `| | ${results.map((r) => r.fault).join(' | ')} |`,
     `|---|${results.map(() => '---').join('|')}|`,

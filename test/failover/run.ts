@@ -10,10 +10,11 @@
  *   kill -9       SIGKILL of the primary's postmaster
  *   frozen        (--freeze) SIGSTOP of the primary's whole instance (Patroni and PostgreSQL) for 40 s, then SIGCONT
  *
- * Per fault it prints what the fault cost (test/failover/report.ts): failed requests by status and method, the
- * longest time without a successful write, 500s, 503s with and without Retry-After, acknowledged writes lost (read
- * back from the new primary directly), when /health/ready was 200 again, whether each process kept its PID, whether a
- * cluster created after the fault reached `started`, and the log lines each process wrote. Results go to
+ * Per fault it prints what the fault cost (test/failover/report.ts): failed requests by status, by method and by
+ * method and cause (the cause and code a 503's body names), the longest time without a successful write, 500s, 503s
+ * with and without Retry-After, acknowledged writes lost (read back from the new primary directly), when
+ * /health/ready was 200 again, whether each process kept its PID, whether a cluster created after the fault reached
+ * `started`, and the log lines each process wrote. Results go to
  * bench/results/failover-<date>.json. Everything it started is stopped and its directory removed at the end, also on
  * failure or Ctrl-C.
  *
@@ -302,6 +303,7 @@ async function main(): Promise<number> {
       });
       results.push(result);
       log(`  ${result.failed} failed (${Object.entries(result.failedByStatus).map(([k, v]) => `${k}×${v}`).join(', ') || 'none'}), ${result.status500} × 500, ${result.writesLost} acknowledged writes lost`);
+      for (const [cause, n] of Object.entries(result.failedByMethodAndCause ?? {}).sort((a, b) => b[1] - a[1])) log(`    ${n} × ${cause}`);
     }
 
     await load.stop();

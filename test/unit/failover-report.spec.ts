@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../failover/load';
-import { checks, countLogLines, longestWriteGap, readiness, renderTable, summariseFault, type FaultInputs } from '../failover/report';
+import { checks, countLogLines, failureCause, longestWriteGap, readiness, renderTable, summariseFault, type FaultInputs } from '../failover/report';
 import { parseLine, type LogLine } from '../failover/service';
 
 /** The failover test's arithmetic (npm run test:failover): what it reports must follow from what it recorded. */
@@ -120,6 +120,20 @@ describe('failover report', () => {
     expect(r.failedWritesCommitted).toBe(1);
     expect(r.faultAtSecond).toBe(2);
     expect(renderTable([r])).toContain('| 500 answers (must be 0) | **1** |');
+    expect(r.failedByMethodAndCause).toEqual({ 'PATCH 503': 1, 'POST 503': 1, 'PATCH 500 QueryRunnerAlreadyReleasedError': 1, 'GET timeout': 1 });
+    expect(renderTable([r])).toContain('| failed requests by method and cause |');
+    // A result recorded before the breakdown existed renders without its row.
+    expect(renderTable([{ ...r, failedByMethodAndCause: undefined }])).not.toContain('by method and cause');
+  });
+
+  it('names the cause of a failure from the 503 body of an unavailable database, else by status and body', () => {
+    const body = (text: string, code: string) => `Service Unavailable: The database is unavailable: ${text} (${code}); retry in 2 s.`;
+    expect(failureCause(rec({ status: 503, detail: body('the database refused the connection', '57P03') }))).toBe('connection-refused 57P03');
+    expect(failureCause(rec({ status: 503, detail: body('the connection to the database was lost', 'ECONNRESET') }))).toBe('connection-lost ECONNRESET');
+    expect(failureCause(rec({ status: 503, detail: body('the database accepts only reads (a failover is under way)', '25006') }))).toBe('read-only 25006');
+    expect(failureCause(rec({ status: 503, detail: body('the database did not answer in time', 'ETIMEDOUT') }))).toBe('timeout ETIMEDOUT');
+    expect(failureCause(rec({ status: 502, detail: 'Bad Gateway: upstream' }))).toBe('502 Bad Gateway: upstream');
+    expect(failureCause(rec({ status: 'network', detail: 'other side closed' }))).toBe('network (other side closed)');
   });
 
   it('checks what the service must achieve; lost writes of a frozen primary are reported, not checked', () => {
