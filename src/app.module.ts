@@ -83,7 +83,12 @@ export class AppModule {
         ConfigModule.forRoot(config),
         LoggerModule.forRoot(loggerOptions(config, logDestination)),
         CommonModule,
-        DatabaseModule.forRoot(databaseUrl, { migrate: config.migrateAtStart, startupSignal: state.startupSignal, onSchemaWait: state.onSchemaWait }),
+        DatabaseModule.forRoot(databaseUrl, {
+          migrate: config.migrateAtStart,
+          startupSignal: state.startupSignal,
+          onSchemaWait: state.onSchemaWait,
+          budget: { timeoutMs: config.DATABASE_TIMEOUT_MS, readRetryWaitMs: config.READ_RETRY_WAIT_MS },
+        }),
         MetricsModule,
         JobsModule,
         ExecutorModule.forRoot(EXECUTOR_WORKER),

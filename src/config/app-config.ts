@@ -97,6 +97,16 @@ export class AppConfig {
 
   @Setting({
     meaning:
+      'How long in all a read (a GET, or a read before the handler) waits, in growing steps (100 ms, 250 ms, 500 ms, ' +
+      '1 s, ...), for a database that refuses connections before it gives up with 503 and `Retry-After`: the ' +
+      'seconds of a failover in which the HA proxy still routes new connections to the old primary. Never beyond ' +
+      'the request\'s `DATABASE_TIMEOUT_MS`. `0`: the read is retried once at once. Writes are never retried',
+  })
+  @Transform(toInt) @IsInt() @Min(0) @Max(600000)
+  READ_RETRY_WAIT_MS = 2500;
+
+  @Setting({
+    meaning:
       'OIDC issuer; enables `Authorization: Bearer <jwt>` (JWKS from its discovery document). Also the ' +
       '`issuerUrl` of clusters\' OIDC configuration and kubeconfigs (`https://login.example.com` when ' +
       'unset)',

@@ -12,6 +12,16 @@ export const DATABASE_WAIT_BUDGET = Symbol('databaseWaitBudget');
  */
 export class DatabaseWaitBudget {
   private spentMs = 0;
+  /**
+   * @param limitMs the request's whole budget (DATABASE_TIMEOUT_MS), when the caller knows it
+   * @param readRetryWaitMs how long a read may wait in all for a database that refuses connections before its retry
+   *   (READ_RETRY_WAIT_MS, read-retry.ts); 0: it retries at once
+   */
+  constructor(
+    readonly limitMs?: number,
+    readonly readRetryWaitMs = 0,
+  ) {}
+
   private active = 0;
   private since = 0;
 
@@ -50,6 +60,21 @@ export class DatabaseBudgetExceededError extends Error {
   constructor(limitMs: number) {
     super(`Query read timeout: the request waited ${limitMs} ms (DATABASE_TIMEOUT_MS) on the database in all`);
   }
+}
+
+/** Errors of a pool's connect(): the connection could not be made (as opposed to one lost while it was used). */
+const connectFailures = new WeakSet<object>();
+
+/**
+ * Whether `err` (or the driver error it wraps) came from opening a connection: refused, or reset or closed before the
+ * server accepted the session, which is how an HA proxy answers while its backend is down.
+ */
+export function isConnectFailure(err: unknown): boolean {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 4; depth++) {
+    if (connectFailures.has(e)) return true;
+    e = (e as { driverError?: unknown; cause?: unknown }).driverError ?? (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 type Callback = (...args: unknown[]) => void;
@@ -159,7 +184,10 @@ class BudgetedPool extends BasePool {
   }
 
   override connect(cb?: Callback): unknown {
-    const fresh = this.fresh();
+    const fresh = this.fresh().catch((err: unknown) => {
+      if (err && typeof err === 'object') connectFailures.add(err);
+      throw err;
+    });
     if (!cb) return fresh;
     fresh.then(
       (client) => cb(undefined, client, client.release),

@@ -25,6 +25,8 @@ export class DatabaseModule {
       startupSignal?: AbortSignal;
       /** Told why start-up waits for the schema (readiness says it meanwhile, src/main.ts). */
       onSchemaWait?: (reason: string) => void;
+      /** The request budget (DATABASE_TIMEOUT_MS) and READ_RETRY_WAIT_MS, which each request's budget carries. */
+      budget?: { timeoutMs: number; readRetryWaitMs: number };
     } = {},
   ): DynamicModule {
     return {
@@ -69,7 +71,7 @@ export class DatabaseModule {
           middleware: {
             mount: true,
             setup: (cls, req: { id?: string }) => {
-              cls.set(DATABASE_WAIT_BUDGET, new DatabaseWaitBudget());
+              cls.set(DATABASE_WAIT_BUDGET, new DatabaseWaitBudget(options.budget?.timeoutMs, options.budget?.readRetryWaitMs));
               // Fastify's request id (X-Request-Id), for the lines the application writes while handling it.
               cls.set(CLS_REQUEST_ID, req.id);
             },

@@ -373,3 +373,136 @@ describe('a GET whose connection is lost is run once more on a fresh connection;
     }
   });
 });
+
+describe('a read whose retry meets a database refusing connections waits for it (READ_RETRY_WAIT_MS), within its budget', () => {
+  jest.setTimeout(60_000);
+  let t: TestApp;
+  let url: string;
+  let database: string;
+  let proxy: TcpProxy;
+  let admin: Client;
+  let owner: TestUser;
+  const base = '/api/v1/orgs/waits/environments';
+  const apps: TestApp[] = [];
+  let debugLines: jest.SpyInstance;
+
+  beforeAll(async () => {
+    url = await createTestDatabase();
+    database = new URL(url).pathname.slice(1);
+    const u = new URL(url);
+    proxy = new TcpProxy(u.hostname, Number(u.port));
+    await proxy.start();
+    debugLines = jest.spyOn(Logger.prototype, 'debug');
+    t = await startTestApp({ DATABASE_TIMEOUT_MS: '8000', READ_RETRY_WAIT_MS: '3000' }, proxy.wrap(url));
+    apps.push(t);
+    admin = new Client({ connectionString: url });
+    await admin.connect();
+    owner = await t.createUser('wait-owner');
+    await t.insertOrganisation('waits', [{ user: owner, role: 'OWNER' }]);
+    await t.as(owner.token).post(base).send({ name: 'staging' }).expect(200);
+  });
+  afterEach(async () => {
+    await proxy.restore();
+  });
+  afterAll(async () => {
+    await admin.end();
+    for (const app of apps) await app.close();
+    await proxy.stop();
+    debugLines.mockRestore();
+  });
+
+  /** Another app on the same database and proxy, with other settings, its principal cache warmed by one GET. */
+  async function otherApp(env: Record<string, string>): Promise<TestApp> {
+    const app = await startTestApp(env, proxy.wrap(url));
+    apps.push(app);
+    await app.as(owner.token).get(base).expect(200);
+    return app;
+  }
+
+  const mark = () => debugLines.mock.calls.length;
+  /** The pauses (ms) the retries since `from` made before an attempt because the database refused connections. */
+  function pausesSince(from: number): number[] {
+    return debugLines.mock.calls
+      .slice(from)
+      .filter(([, message]) => typeof message === 'string' && message.includes('refusing connections'))
+      .map(([fields]) => Number((fields as { pauseMs?: unknown }).pauseMs));
+  }
+  async function until(what: string, check: () => boolean): Promise<void> {
+    for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+    if (!check()) throw new Error(`never: ${what}`);
+  }
+
+  /**
+   * Sends a GET of the environment list of `app` while a lock holds its statement, then makes the proxy fail
+   * (`refuse`: new connections refused, ECONNREFUSED; `cut`: accepted and closed at once, as HAProxy does while its
+   * server is down) and kills the connection under the statement, then lifts the lock. `then` runs while the
+   * proxy still fails.
+   */
+  async function getWhileFailing(app: TestApp, how: 'refuse' | 'cut', then: () => Promise<void>) {
+    const locker = new Client({ connectionString: url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE environments IN ACCESS EXCLUSIVE MODE');
+      const answer = app.as(owner.token).get(base).then((r) => r);
+      await blockedBackend(admin, database);
+      if (how === 'refuse') await proxy.refuse();
+      else proxy.cut();
+      await locker.query('ROLLBACK');
+      await then();
+      return await answer;
+    } finally {
+      await locker.query('ROLLBACK').catch(() => undefined);
+      await locker.end();
+    }
+  }
+
+  it.each(['refuse', 'cut'] as const)(
+    'a GET whose connection is lost and whose retry is refused (%s) waits and answers 200 once connections are accepted again',
+    async (how) => {
+      const from = mark();
+      const res = await getWhileFailing(t, how, async () => {
+        // The retry has met the refusal and pauses; the database accepts connections again.
+        await until('a retry paused for a database refusing connections', () => pausesSince(from).length > 0);
+        await proxy.restore();
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.content.map((e: { slug: { slugValue: string } }) => e.slug.slugValue)).toEqual(['staging']);
+      expect(pausesSince(from)[0]).toBe(100);
+    },
+  );
+
+  it('with READ_RETRY_WAIT_MS=0 the same GET is retried once at once and answers 503 with Retry-After', async () => {
+    const now = await otherApp({ DATABASE_TIMEOUT_MS: '8000', READ_RETRY_WAIT_MS: '0' });
+    const from = mark();
+    const res = await getWhileFailing(now, 'refuse', async () => undefined);
+    expectUnavailable(res, /refused the connection \(ECONNREFUSED\)/);
+    expect(pausesSince(from)).toEqual([]);
+    await proxy.restore();
+    await now.as(owner.token).get(base).expect(200);
+  });
+
+  it('a database refusing connections for longer than READ_RETRY_WAIT_MS: 503 with Retry-After after waiting it out', async () => {
+    const from = mark();
+    const started = Date.now();
+    const res = await getWhileFailing(t, 'refuse', async () => undefined);
+    expectUnavailable(res, /refused the connection \(ECONNREFUSED\)/);
+    // 100, 250, 500, 1000, 1000 and the 150 left of the 3000 ms.
+    expect(pausesSince(from)).toEqual([100, 250, 500, 1000, 1000, 150]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+    await proxy.restore();
+    await t.as(owner.token).get(base).expect(200);
+  });
+
+  it("the pauses never go beyond the request's budget (DATABASE_TIMEOUT_MS): 503 with Retry-After, not a timeout", async () => {
+    const short = await otherApp({ DATABASE_TIMEOUT_MS: '1000', READ_RETRY_WAIT_MS: '3000' });
+    const from = mark();
+    await proxy.refuse();
+    const res = await short.as(owner.token).get(base);
+    expectUnavailable(res, /refused the connection \(ECONNREFUSED\)/);
+    const pauses = pausesSince(from);
+    expect(pauses.length).toBeGreaterThan(0);
+    // A fifth of the budget is left for the attempt after the last pause.
+    expect(pauses.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(800);
+  });
+});
