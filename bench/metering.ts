@@ -21,7 +21,9 @@ import { seedClusters } from './seed';
  * (each workers pool at 3 nodes for the first half, then 2: two intervals per pool) and a price book with a price
  * change mid-month. Measured, each the median of BENCH_REPEAT runs: the usage query grouped by cluster and by day,
  * the open statement, and the FOCUS export (CSV and JSON) read to the end: time, rows per second, and the peak RSS
- * above the RSS before it (sampled every 20 ms). Writes bench/results/metering.json with the machine's load.
+ * above the RSS before it (sampled every 20 ms). Then the ledger's cost on writes (measureWriteOverhead): each
+ * statement shape of clusters and node pools timed with the ledger's triggers and, in the same run on the same
+ * database, with them disabled, as a ratio. Writes bench/results/metering.json (BENCH_OUT) with the machine's load.
  */
 const ROOT = path.resolve(__dirname, '..');
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 10_000);
@@ -53,6 +55,156 @@ async function drain(stream: Readable): Promise<{ bytes: number; lines: number }
     for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
   }
   return { bytes, lines };
+}
+
+interface WriteShape {
+  name: string;
+  /** 1 for a single-row statement, else the rows it writes. */
+  rows: number;
+  /** Run inside a transaction that is rolled back; returns the statement to time and its parameters. */
+  prepare(db: Client, rep: number): Promise<[string, unknown[]]>;
+}
+
+/**
+ * The ledger's cost on writes: each statement shape runs in a transaction that is rolled back (the database stays as
+ * seeded), timed from the client (so a single-row statement includes its round trip, as an application's write does),
+ * with the ledger's triggers (every trigger on clusters and cluster_node_pools whose function is a `metering_*` one)
+ * enabled and disabled, in alternating blocks so both sides share the machine's other work. Every other trigger (the
+ * generations, counts, notifications) stays on both sides. Reports the median ms per statement and on ÷ off.
+ */
+async function measureWriteOverhead(db: Client, organisationId: string): Promise<Record<string, unknown>[]> {
+  const blocks = Number(process.env.BENCH_WRITE_BLOCKS ?? 4);
+  const singleReps = Number(process.env.BENCH_WRITE_SINGLE_REPS ?? 25);
+  const bulkReps = Number(process.env.BENCH_WRITE_BULK_REPS ?? 3);
+  const triggers = (
+    await db.query(
+      `SELECT t.tgname AS name, t.tgrelid::regclass::text AS tbl FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid
+        WHERE NOT t.tgisinternal AND p.proname LIKE 'metering\\_%' AND t.tgrelid IN ('clusters'::regclass, 'cluster_node_pools'::regclass)
+        ORDER BY 2, 1`,
+    )
+  ).rows as { name: string; tbl: string }[];
+  if (triggers.length === 0) throw new Error('no ledger triggers found');
+  const setLedger = async (on: boolean) => {
+    for (const t of triggers) await db.query(`ALTER TABLE ${t.tbl} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${t.name}`);
+  };
+  const [tpl] = (
+    await db.query(
+      `SELECT c.environment_id, c.cloud_account_id, c.cloud_credentials_id, c.region, c.version, p.node_size
+         FROM clusters c JOIN cluster_node_pools p ON p.cluster_id = c.id WHERE c.organisation_id = $1 ORDER BY c.id LIMIT 1`,
+      [organisationId],
+    )
+  ).rows;
+  const clusterIds = (await db.query(`SELECT id FROM clusters WHERE organisation_id = $1 AND deleted_at IS NULL ORDER BY id`, [organisationId])).rows.map(
+    (r) => String(r.id),
+  );
+  const poolIds = (
+    await db.query(`SELECT p.id FROM cluster_node_pools p JOIN clusters c ON c.id = p.cluster_id WHERE c.organisation_id = $1 AND p.name = 'workers' ORDER BY p.id`, [
+      organisationId,
+    ])
+  ).rows.map((r) => String(r.id));
+  // A different slice of the seeded rows for each repetition (a bulk statement takes 1,000 consecutive ones).
+  const pick = (ids: string[], rep: number, n: number) => {
+    const start = ((rep * 7919) % Math.max(1, ids.length - n)) | 0;
+    return ids.slice(start, start + n);
+  };
+  let serial = 0;
+  const insertClusters = (n: number) => [
+    `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, cloud_credentials_id, slug, name, region, cloud_provider,
+                           version, status, provision_status, created_at, modified_at)
+     SELECT $1, $2, $3, $4, 'w-' || $7::text || '-' || g, 'w-' || g, $5, 'platform_1', $6, 'new', 'ACCEPTED', now(), now()
+       FROM generate_series(1, ${n}) AS g`,
+    [organisationId, tpl.environment_id, tpl.cloud_account_id, tpl.cloud_credentials_id, tpl.region, tpl.version, String(++serial)],
+  ];
+  const shapes: WriteShape[] = [
+    { name: 'insert cluster, 1 row', rows: 1, prepare: async () => insertClusters(1) as [string, unknown[]] },
+    { name: 'insert clusters, 1,000 rows', rows: 1000, prepare: async () => insertClusters(1000) as [string, unknown[]] },
+    {
+      name: 'insert node pool, 1 row',
+      rows: 1,
+      prepare: async (_db, rep) => [
+        `INSERT INTO cluster_node_pools (cluster_id, name, node_size, min_size, max_size, provision_status, created_at, modified_at)
+         VALUES ($1, 'extra', $2, 1, 3, 'ACCEPTED', now(), now())`,
+        [pick(clusterIds, rep, 1)[0], tpl.node_size],
+      ],
+    },
+    {
+      name: 'insert node pools, 1,000 rows (1,000 clusters)',
+      rows: 1000,
+      prepare: async (_db, rep) => [
+        `INSERT INTO cluster_node_pools (cluster_id, name, node_size, min_size, max_size, provision_status, created_at, modified_at)
+         SELECT id, 'extra', $2, 1, 3, 'ACCEPTED', now(), now() FROM unnest($1::bigint[]) AS id`,
+        [pick(clusterIds, rep, 1000), tpl.node_size],
+      ],
+    },
+    {
+      name: 'resize node pool (min_size), 1 row',
+      rows: 1,
+      prepare: async (_db, rep) => [`UPDATE cluster_node_pools SET min_size = min_size + 1, modified_at = now() WHERE id = $1`, [pick(poolIds, rep, 1)[0]]],
+    },
+    {
+      name: 'resize node pools (min_size), 1,000 rows',
+      rows: 1000,
+      prepare: async (_db, rep) => [`UPDATE cluster_node_pools SET min_size = min_size + 1, modified_at = now() WHERE id = ANY($1::bigint[])`, [pick(poolIds, rep, 1000)]],
+    },
+    {
+      name: 'update cluster, unpriced column (description), 1 row',
+      rows: 1,
+      prepare: async (_db, rep) => [`UPDATE clusters SET description = 'w' || $2::text, modified_at = now() WHERE id = $1`, [pick(clusterIds, rep, 1)[0], String(rep)]],
+    },
+    {
+      name: 'update clusters, unpriced column (observed_at), 1,000 rows',
+      rows: 1000,
+      prepare: async (_db, rep) => [`UPDATE clusters SET observed_at = now() WHERE id = ANY($1::bigint[])`, [pick(clusterIds, rep, 1000)]],
+    },
+    {
+      name: 'stop clusters (status), 1,000 rows',
+      rows: 1000,
+      prepare: async (_db, rep) => [`UPDATE clusters SET status = 'stopped', modified_at = now() WHERE id = ANY($1::bigint[])`, [pick(clusterIds, rep, 1000)]],
+    },
+    {
+      name: 'delete node pool, 1 row',
+      rows: 1,
+      prepare: async (_db, rep) => [`DELETE FROM cluster_node_pools WHERE id = $1`, [pick(poolIds, rep, 1)[0]]],
+    },
+    {
+      name: 'delete node pools, 1,000 rows',
+      rows: 1000,
+      prepare: async (_db, rep) => [`DELETE FROM cluster_node_pools WHERE id = ANY($1::bigint[])`, [pick(poolIds, rep, 1000)]],
+    },
+  ];
+  const times = new Map<string, { on: number[]; off: number[] }>(shapes.map((s) => [s.name, { on: [], off: [] }]));
+  let rep = 0;
+  try {
+    for (let b = 0; b < blocks; b++) {
+      for (const on of b % 2 === 0 ? [true, false] : [false, true]) {
+        await setLedger(on);
+        for (const shape of shapes) {
+          const reps = shape.rows === 1 ? singleReps : bulkReps;
+          for (let i = 0; i < reps; i++) {
+            rep++;
+            await db.query('BEGIN');
+            try {
+              const [sql, params] = await shape.prepare(db, rep);
+              const t0 = process.hrtime.bigint();
+              await db.query(sql, params);
+              const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+              times.get(shape.name)![on ? 'on' : 'off'].push(ms);
+            } finally {
+              await db.query('ROLLBACK');
+            }
+          }
+        }
+      }
+    }
+  } finally {
+    await setLedger(true);
+  }
+  return shapes.map((s) => {
+    const t = times.get(s.name)!;
+    const on = median(t.on);
+    const off = median(t.off);
+    return { name: s.name, rows: s.rows, samples: t.on.length, ledgerMs: +on.toFixed(3), withoutLedgerMs: +off.toFixed(3), ratio: +(on / off).toFixed(2) };
+  });
 }
 
 async function main(): Promise<void> {
@@ -138,10 +290,12 @@ async function main(): Promise<void> {
       rowsPerSecond: Math.round(r.rows / (median(r.ms) / 1000)),
       peakRssAboveStartMb: Math.max(...r.peakRssMb),
     }));
+    process.stdout.write(`Write overhead of the ledger's triggers...\n`);
+    report.writeOverhead = await measureWriteOverhead(db, org.id as unknown as string);
     report.loadAverageAtEnd = os.loadavg().map((x) => +x.toFixed(2));
     const file = path.join(ROOT, 'bench/results', process.env.BENCH_OUT ?? 'metering.json');
     fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');
-    process.stdout.write(`${JSON.stringify(report.results, null, 2)}\nWrote ${path.relative(ROOT, file)}\n`);
+    process.stdout.write(`${JSON.stringify({ results: report.results, writeOverhead: report.writeOverhead }, null, 2)}\nWrote ${path.relative(ROOT, file)}\n`);
   } finally {
     await db.end();
     await service.stop();
