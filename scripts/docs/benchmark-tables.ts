@@ -140,6 +140,20 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
           ['operation', 'rows', 'ms', 'rows/s', 'peak RSS above start MB'],
           r.results.map((x: Json) => [x.name, n(x.rows), n(x.medianMs), `**${n(x.rowsPerSecond)}**`, x.peakRssAboveStartMb]),
         ),
+        ...(r.writeOverhead
+          ? [
+              '',
+              `Seeding the ${n(r.clusters)} clusters (one \`INSERT\` of the clusters, one of their pools, through the ledger's triggers): ` +
+                `${n(r.seedSeconds)} s. The ledger's cost on writes: median ms per statement with its triggers and with them disabled, ` +
+                `interleaved run by run (${n(r.writeOverhead[0]?.samples)} runs of each side for a single row, ` +
+                `${n(r.writeOverhead.find((x: Json) => x.rows > 1)?.samples)} for 1,000), each rolled back:`,
+              '',
+              table(
+                ['statement', 'with the ledger ms', 'without ms', 'ratio'],
+                r.writeOverhead.map((x: Json) => [x.name, n(x.ledgerMs), n(x.withoutLedgerMs), bold(x.ratio)]),
+              ),
+            ]
+          : []),
       ].join('\n'),
   },
   {

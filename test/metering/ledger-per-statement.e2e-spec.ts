@@ -1,0 +1,271 @@
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { UsageLedgerPerStatement1795400320100 } from '../../src/database/migrations/1795400320100-UsageLedgerPerStatement';
+import { createTestDatabase } from '../support/test-app';
+
+/**
+ * The ledger's statement triggers (migration UsageLedgerPerStatement, docs/adr/0203) write the same ledger as the row
+ * triggers they replaced, row for row and id for id. Two databases from the migrated template, one taken back to the
+ * row triggers by the migration's down(), take the same pseudo-random statements (seeded, so a failure repeats):
+ * multi-row inserts, updates and deletes of clusters and node pools, several pools of one cluster in one statement,
+ * cascades, clocks that go back or stand still, unpriced changes, several statements in one transaction and
+ * transactions that roll back; after each step their ledgers must be equal.
+ */
+const T0 = Date.parse('2026-05-01T00:00:00Z');
+const STEPS = 400;
+
+/** mulberry32: a small seeded generator, so both databases and every run see the same statements. */
+function generator(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const uuid = (kind: number, n: number) => `00000000-0000-4000-8000-${kind.toString(16).padStart(4, '0')}${n.toString(16).padStart(8, '0')}`;
+
+async function fixture(db: Client): Promise<{ org: string; env: string; account: string }> {
+  await db.query(
+    `INSERT INTO cloud_providers (slug, type, name, private_cluster_setting) VALUES ('platform-1', 'platform_1', 'Platform 1', 'UNAVAILABLE') ON CONFLICT DO NOTHING`,
+  );
+  const [profile] = (
+    await db.query(
+      `INSERT INTO cloud_profiles (identity, slug, display_name, type) VALUES ('00000000-0000-4000-8000-000000000001', 'ledger-diff', 'ledger diff', 'platform_1') RETURNING id`,
+    )
+  ).rows;
+  const [org] = (
+    await db.query(
+      `INSERT INTO organisations (slug, name, type, clusters_per_customer, accepted_terms, created_at, modified_at)
+       VALUES ('ledger-diff', 'ledger diff', 'ENTERPRISE', 1000000, true, now(), now()) RETURNING id`,
+    )
+  ).rows;
+  const [env] = (
+    await db.query(
+      `INSERT INTO environments (organisation_id, slug, name, type, created_at, modified_at) VALUES ($1, 'production', 'production', 'production', now(), now()) RETURNING id`,
+      [org.id],
+    )
+  ).rows;
+  const [account] = (
+    await db.query(
+      `INSERT INTO cloud_accounts (organisation_id, cloud_profile_id, cloud_provider_type, display_name, created_at, modified_at)
+       VALUES ($1, $2, 'platform_1', 'account', now(), now()) RETURNING id`,
+      [org.id, profile.id],
+    )
+  ).rows;
+  return { org: org.id, env: env.id, account: account.id };
+}
+
+/** Pseudo-random transactions of one to three statements, as SQL text (the same text runs on both databases). */
+function workload(f: { org: string; env: string; account: string }, seed: number): { sql: string[]; rollback: boolean }[] {
+  const rnd = generator(seed);
+  const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
+  const some = <T>(xs: T[], max: number): T[] => {
+    const n = 1 + Math.floor(rnd() * Math.min(max, xs.length));
+    return [...new Set(Array.from({ length: n }, () => pick(xs)))];
+  };
+  const statuses = ['new', 'provisioning', 'started', 'starting', 'stopping', 'stopped', 'deleting', 'deleted', 'unknown'];
+  const clusters: number[] = [];
+  const pools = new Map<number, number>(); // pool number -> cluster number
+  let nextCluster = 1;
+  let nextPool = 1;
+  let clock = T0;
+  const ts = () => `'${new Date(clock).toISOString()}'::timestamptz`;
+  const cid = (n: number) => `(SELECT id FROM clusters WHERE identity = '${uuid(1, n)}')`;
+  const pid = (n: number) => `(SELECT id FROM cluster_node_pools WHERE identity = '${uuid(2, n)}')`;
+  const steps: { sql: string[]; rollback: boolean }[] = [];
+
+  for (let step = 0; step < STEPS; step++) {
+    const sql: string[] = [];
+    const statements = 1 + Math.floor(rnd() * (rnd() < 0.8 ? 1 : 3));
+    for (let s = 0; s < statements; s++) {
+      // The clock mostly moves on, sometimes stands still or goes back (a lagging replica).
+      const move = rnd();
+      clock += move < 0.15 ? 0 : move < 0.25 ? -Math.floor(rnd() * 20) * 60_000 : Math.floor(1 + rnd() * 90) * 60_000;
+      const op = clusters.length === 0 ? 0 : Math.floor(rnd() * 10);
+      if (op === 0) {
+        const rows = Array.from({ length: 1 + Math.floor(rnd() * 3) }, () => {
+          const n = nextCluster++;
+          clusters.push(n);
+          const status = pick(['new', 'new', 'started', 'stopped', 'deleting', 'unknown']);
+          const before = status === 'unknown' ? pick(["'started'", "'stopped'", "'deleting'", 'NULL']) : 'NULL';
+          return `(${f.org}, ${f.env}, ${f.account}, '${uuid(1, n)}', 'c${n}', 'c${n}', '${pick(['r1', 'r2'])}', 'platform_1', '1.31',
+                  '${status}', ${before}, ${rnd() < 0.3}, ${ts()}, ${ts()})`;
+        });
+        sql.push(`INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version,
+                                        status, status_before_fault, highly_available, created_at, modified_at) VALUES ${rows.join(', ')}`);
+      } else if (op === 1 || op === 2) {
+        // Pools of one or more clusters, several of one cluster in one statement at different times (the first row's decides).
+        const rows = some(clusters, 3).flatMap((c) =>
+          Array.from({ length: 1 + Math.floor(rnd() * 2) }, (_, i) => {
+            const n = nextPool++;
+            pools.set(n, c);
+            const at = new Date(clock + i * (rnd() < 0.5 ? 60_000 : -60_000)).toISOString();
+            return `(${cid(c)}, '${uuid(2, n)}', 'p${n}', '${pick(['small', 'large'])}', ${Math.floor(rnd() * 4)}, 5, '${at}', '${at}')`;
+          }),
+        );
+        sql.push(`INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at) VALUES ${rows.join(', ')}`);
+      } else if ((op === 3 || op === 4) && pools.size > 0) {
+        const chosen = some([...pools.keys()], 4);
+        const set = pick([
+          `min_size = (min_size + 1) % 4`,
+          `node_size = CASE WHEN node_size = 'small' THEN 'large' ELSE 'small' END`,
+          `max_size = max_size + 1`, // not priced
+          `min_size = min_size`, // changes nothing
+        ]);
+        sql.push(`UPDATE cluster_node_pools SET ${set}, modified_at = ${ts()} WHERE identity IN (${chosen.map((p) => `'${uuid(2, p)}'`).join(', ')})`);
+      } else if (op === 5 || op === 6) {
+        const chosen = some(clusters, 4);
+        const set = pick([
+          `status = '${pick(statuses)}', status_before_fault = NULL`,
+          `status = 'unknown', status_before_fault = '${pick(statuses.filter((x) => x !== 'unknown'))}'`,
+          `status = CASE WHEN status = 'unknown' THEN COALESCE(status_before_fault, 'started') ELSE status END, status_before_fault = NULL`,
+          `highly_available = NOT highly_available`,
+          `region = CASE WHEN region = 'r1' THEN 'r2' ELSE 'r1' END`,
+          `deleted_at = ${ts()}`,
+          `description = 'not priced'`,
+        ]);
+        sql.push(`UPDATE clusters SET ${set}, modified_at = ${ts()} WHERE identity IN (${chosen.map((c) => `'${uuid(1, c)}'`).join(', ')})`);
+      } else if (op === 7 && pools.size > 0) {
+        // As the node-pool service does: touch the pools, then delete them; or delete them as they are. (Several pools
+        // of one cluster deleted as they are, at different times, end its intervals at the time of the row the
+        // statement meets first: the table's order, which two databases need not share; so not here.)
+        const chosen = some([...pools.keys()], 3);
+        const list = chosen.map((p) => `'${uuid(2, p)}'`).join(', ');
+        const oneEach = new Set(chosen.map((p) => pools.get(p))).size === chosen.length;
+        if (rnd() < 0.7 || !oneEach) sql.push(`UPDATE cluster_node_pools SET modified_at = ${ts()} WHERE identity IN (${list})`);
+        sql.push(`DELETE FROM cluster_node_pools WHERE identity IN (${list})`);
+        chosen.forEach((p) => pools.delete(p));
+      } else if (op === 8) {
+        // A cluster row removed (retention): its pools go by the cascade.
+        const c = pick(clusters);
+        sql.push(`UPDATE cluster_node_pools SET modified_at = ${ts()} WHERE cluster_id = ${cid(c)}`);
+        sql.push(`DELETE FROM clusters WHERE identity = '${uuid(1, c)}'`);
+        clusters.splice(clusters.indexOf(c), 1);
+        [...pools].filter(([, pc]) => pc === c).forEach(([p]) => pools.delete(p));
+      } else if (op === 9) {
+        // Stopped, then started by a writer whose clock lags: the pools open again when they stopped, not before.
+        const list = some(clusters, 3).map((c) => `'${uuid(1, c)}'`).join(', ');
+        sql.push(`UPDATE clusters SET status = 'stopped', status_before_fault = NULL, modified_at = ${ts()} WHERE identity IN (${list})`);
+        clock -= Math.floor(1 + rnd() * 30) * 60_000;
+        sql.push(`UPDATE clusters SET status = 'started', modified_at = ${ts()} WHERE identity IN (${list})`);
+      } else {
+        sql.push(`UPDATE cluster_node_pools SET min_size = min_size + 1, modified_at = ${ts()} WHERE id = ${pid(pick([...pools.keys(), 0]))}`);
+      }
+    }
+    if (rnd() < 0.05 && clusters.length > 0) {
+      // A transaction that rolls back leaves both ledgers as they were.
+      steps.push({ sql: [`UPDATE clusters SET status = 'stopped', modified_at = ${ts()} WHERE identity = '${uuid(1, pick(clusters))}'`], rollback: true });
+    }
+    steps.push({ sql, rollback: false });
+  }
+  return steps;
+}
+
+describe('usage ledger, statement triggers against the row triggers they replaced', () => {
+  let statementDb: Client;
+  let rowDb: Client;
+
+  beforeEach(async () => {
+    const [a, b] = [await createTestDatabase(), await createTestDatabase()];
+    const ds = await new DataSource({ type: 'postgres', url: b }).initialize();
+    const runner = ds.createQueryRunner();
+    await new UsageLedgerPerStatement1795400320100().down(runner);
+    await runner.release();
+    await ds.destroy();
+    statementDb = new Client({ connectionString: a });
+    rowDb = new Client({ connectionString: b });
+    await statementDb.connect();
+    await rowDb.connect();
+  });
+  afterEach(async () => {
+    await statementDb?.end();
+    await rowDb?.end();
+  });
+
+  // One line per interval, so a difference reads as a diff of lines. By cluster, in the order of the ids within it: a
+  // statement that writes several clusters takes them in the order of their rows in the table, which the two databases
+  // need not share (when a page is pruned depends on what read it), so the ids across clusters are not compared.
+  const ledger = async (db: Client) =>
+    (
+      await db.query(
+        `SELECT concat_ws(' ', rank() OVER (PARTITION BY cluster_id ORDER BY id), kind, cluster_identity, cluster_slug, region, highly_available, node_pool_name, node_type, node_count,
+                          started_at, ended_at, organisation_id, environment_id, environment_slug, cluster_id, cluster_name, cloud_provider,
+                          node_pool_id, node_pool_identity) AS line
+           FROM usage_intervals ORDER BY cluster_id, id`,
+      )
+    ).rows.map((r) => r.line as string);
+  const triggers = async (db: Client) =>
+    (
+      await db.query(
+        `SELECT tgname, (tgtype & 1) = 1 AS per_row FROM pg_trigger WHERE tgrelid IN ('clusters'::regclass, 'cluster_node_pools'::regclass)
+            AND tgname LIKE 'metering%' ORDER BY tgname`,
+      )
+    ).rows;
+
+  it('runs row triggers on one database and statement triggers on the other', async () => {
+    const names = ['metering_clusters_ins', 'metering_clusters_upd', 'metering_node_pools_del', 'metering_node_pools_ins', 'metering_node_pools_upd'];
+    expect(await triggers(statementDb)).toEqual(names.map((tgname) => ({ tgname, per_row: false })));
+    expect(await triggers(rowDb)).toEqual(names.map((tgname) => ({ tgname, per_row: true })));
+  });
+
+  it('writes the same ledger for statements of hundreds of clusters (planned for their size), and leaves the session as it was', async () => {
+    const f = await fixture(statementDb);
+    expect(await fixture(rowDb)).toEqual(f);
+    const at = (minutes: number) => `'${new Date(T0 + minutes * 60_000).toISOString()}'::timestamptz`;
+    const statements = [
+      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
+                             highly_available, created_at, modified_at)
+       SELECT ${f.org}, ${f.env}, ${f.account}, ('00000000-0000-4000-8000-0001' || lpad(to_hex(g), 8, '0'))::uuid, 'b' || g, 'b' || g,
+              CASE WHEN g % 3 = 0 THEN 'r2' ELSE 'r1' END, 'platform_1', '1.31', CASE WHEN g % 7 = 0 THEN 'stopped' ELSE 'new' END, g % 2 = 0, ${at(0)}, ${at(0)}
+         FROM generate_series(1, 300) AS g`,
+      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
+       SELECT c.id, ('00000000-0000-4000-8000-0002' || lpad(to_hex(c.id::int * 2 + p), 8, '0'))::uuid, 'p' || p, 'small', p + 1, 5, ${at(1)}, ${at(1)}
+         FROM clusters c CROSS JOIN generate_series(0, 1) AS p`,
+      `UPDATE cluster_node_pools SET min_size = min_size + 1, modified_at = ${at(60)} WHERE name = 'p0'`,
+      `UPDATE clusters SET status = 'started', modified_at = ${at(61)} WHERE status = 'new'`,
+      `UPDATE clusters SET status = 'stopped', modified_at = ${at(120)} WHERE slug LIKE 'b1%'`,
+      `UPDATE clusters SET highly_available = NOT highly_available, modified_at = ${at(120)}`,
+      `UPDATE cluster_node_pools SET modified_at = ${at(180)} WHERE name = 'p1'`,
+      `DELETE FROM cluster_node_pools WHERE name = 'p1'`,
+      `UPDATE clusters SET status = 'started', modified_at = ${at(170)} WHERE slug LIKE 'b1%'`,
+    ];
+    for (const sql of statements) {
+      await statementDb.query(sql);
+      await rowDb.query(sql);
+      expect(await ledger(statementDb)).toEqual(await ledger(rowDb));
+    }
+    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_intervals`)).rows[0].n).toBeGreaterThan(1000);
+    expect((await statementDb.query(`SHOW plan_cache_mode`)).rows[0].plan_cache_mode).toBe('auto');
+  });
+
+  it.each([1, 2, 3, 4])('writes the same ledger, row for row, through pseudo-random workload %i (400 transactions)', async (seed) => {
+    const f = await fixture(statementDb);
+    expect(await fixture(rowDb)).toEqual(f);
+    let compared = 0;
+    for (const [i, step] of workload(f, seed).entries()) {
+      for (const db of [statementDb, rowDb]) {
+        await db.query('BEGIN');
+        try {
+          for (const sql of step.sql) await db.query(sql);
+        } catch (e) {
+          await db.query('ROLLBACK');
+          throw new Error(`step ${i}: ${(e as Error).message}\n${step.sql.join(';\n')}`);
+        }
+        await db.query(step.rollback ? 'ROLLBACK' : 'COMMIT');
+      }
+      const [s, r] = [await ledger(statementDb), await ledger(rowDb)];
+      if (s.join('\n') !== r.join('\n')) {
+        // Received: the statement triggers' ledger; expected: the row triggers'.
+        expect({ step: i, sql: step.sql, ledger: s }).toEqual({ step: i, sql: step.sql, ledger: r });
+      }
+      compared = s.length;
+    }
+    // The workload did write a ledger worth comparing: open, closed, both kinds.
+    const kinds = (await statementDb.query(`SELECT kind, ended_at IS NULL AS open, count(*)::int AS n FROM usage_intervals GROUP BY 1, 2 ORDER BY 1, 2`)).rows;
+    expect(kinds.map((k) => `${k.kind}/${k.open}`)).toEqual(['CONTROL_PLANE/false', 'CONTROL_PLANE/true', 'NODES/false', 'NODES/true']);
+    expect(compared).toBeGreaterThan(100);
+  });
+});
