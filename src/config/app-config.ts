@@ -438,7 +438,8 @@ export class AppConfig {
     meaning:
       'How the executor\'s worker threads yield the CPU to the event loop, so that one organisation\'s expensive ' +
       'input does not slow other requests: `idle` (Linux SCHED_IDLE through `chrt`: they run only when the event ' +
-      'loop does not want the CPU; the lowest niceness where that is unavailable), `low` (niceness 10) or `normal`',
+      'loop does not want the CPU; the lowest niceness where that is unavailable; best on a dedicated pod, as it can ' +
+      'starve on a host busy with other work), `low` (niceness 10) or `normal` (ADR 0106)',
   })
   @IsIn(EXECUTOR_THREAD_PRIORITIES)
   EXECUTOR_THREAD_PRIORITY: ExecutorThreadPriority = 'low';
