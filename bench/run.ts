@@ -6,6 +6,7 @@ import { startBenchDatabase } from './database';
 import { seedClusters, SeedResult } from './seed';
 import { freePort } from '../src/common/free-port';
 import { benchWebhooks } from './webhooks';
+import { benchLedgerWrites } from './ledger';
 import { spawnServer } from './server-process';
 import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './service-flags';
 import { InspectorSession, profileMarkdown, ProfileSummary, summariseProfile, writeProfile } from './profile';
@@ -36,6 +37,8 @@ const PAGE = Number(process.env.BENCH_PAGE ?? 100);
 const ANALYSE_REQUESTS = Number(process.env.BENCH_ANALYSE_REQUESTS ?? 300);
 const PROFILE = process.env.BENCH_PROFILE !== '0' && ANALYSE_REQUESTS > 0;
 const WEBHOOKS = process.env.BENCH_WEBHOOKS ? process.env.BENCH_WEBHOOKS !== '0' : !QUICK;
+/** The usage ledger's cost on the cluster PATCH and the node-pool PUT (bench/ledger.ts); off in a quick run. */
+const LEDGER = process.env.BENCH_LEDGER ? process.env.BENCH_LEDGER !== '0' : !QUICK;
 
 interface Measure {
   rps: number;
@@ -329,6 +332,17 @@ async function main(): Promise<void> {
         connections: CONNECTIONS,
       });
     }
+    if (LEDGER) {
+      process.stdout.write('Usage ledger...\n');
+      report.ledger = await benchLedgerWrites({
+        databaseUrl: url,
+        serviceBase: `http://127.0.0.1:${servicePort}`,
+        token: TOKEN,
+        seed: lastSeed!,
+        durationSeconds: DURATION,
+        connections: CONNECTIONS,
+      });
+    }
     const [small, large] = runs as { clusters: number; results: Record<Target, { service: Measure; ratio: number }>; rssByRepetitionMb: number[] }[];
     if (small && large) {
       report.growth = Object.fromEntries(
@@ -349,6 +363,7 @@ async function main(): Promise<void> {
       listGetPatchRatio: '>= 0.8 (goal 0.9)',
       growth100kVs10k: '<= 1.3 (service time per request, list)',
       rssAfterMb: '<= 250, no growth between repetition 2 and 3',
+      ledgerOverhead: '<= 5 % on the cluster PATCH and the node-pool PUT',
     };
     report.quick = QUICK;
     fs.mkdirSync(RESULTS, { recursive: true });
@@ -401,6 +416,13 @@ function printTable(report: Record<string, any>): void {
     lines.push('');
     lines.push(`webhooks: PATCH with an active subscription ${w.patch.withSubscriptionRps} req/s vs ${w.patch.withoutRps} without: ratio ${w.patch.ratio} (target >= 0.9)`);
     lines.push(`webhooks: outbox throughput ${w.outbox.oneReplica.perSecond} deliveries/s with 1 replica, ${w.outbox.twoReplicas.perSecond} with 2 (x${w.outbox.scaling})`);
+  }
+  if (report.ledger) {
+    const l = report.ledger;
+    lines.push('');
+    for (const [name, f] of [['cluster PATCH', l.patchCluster], ['node-pool PUT (resize)', l.putNodePool]] as const) {
+      lines.push(`ledger: ${name} ${f.withLedgerRps} req/s with the ledger's triggers, ${f.withoutLedgerRps} without: overhead ${(100 * f.overhead).toFixed(1)} % (target <= ${100 * l.targetOverhead} %)`);
+    }
   }
   lines.push(`service RSS after the runs: ${report.rssAfterMb} MB; growth repetition 2 -> 3: ${report.rssGrowthRep2to3Mb} MB`);
   lines.push(`results: bench/results/${report.quick ? 'quick' : 'latest'}.json${PROFILE ? ', bench/results/profile-<op>.md' : ''}`);

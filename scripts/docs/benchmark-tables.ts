@@ -94,6 +94,17 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
           ),
         );
       }
+      if (r.ledger) {
+        const l = r.ledger;
+        const row = (name: string, f: Json) => [name, `${f.withLedgerRps} req/s`, `${f.withoutLedgerRps} req/s`, `**${round(100 * f.overhead, 1)} %**`];
+        lines.push(
+          '',
+          table(
+            ['usage ledger (its triggers on / off)', 'with', 'without', `overhead (target ≤ ${100 * l.targetOverhead} %)`],
+            [row('cluster PATCH (description)', l.patchCluster), row('node-pool PUT (resize)', l.putNodePool)],
+          ),
+        );
+      }
       return lines.join('\n');
     },
   },
