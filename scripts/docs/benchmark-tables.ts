@@ -130,9 +130,16 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
         '',
         table(['driver latency', 'replicas', 'topology', 'clusters', 'seconds', 'steps/s', 'ratio to ideal', 'GET p99 at rest → during'], rows),
       ];
+      for (const [latency, v] of Object.entries((r.httpVsSimulated ?? {}) as Record<string, { stepsPerSecond: number }>)) {
+        lines.push('', `HTTP example driver ÷ in-process simulated driver at ${latency}, steps per second in the same run: ${bold(v.stepsPerSecond)} (target ≥ 0.8).`);
+      }
       if (r.observation) {
         const o = r.observation;
-        lines.push('', `Observation: ${n(o.capacity?.observationsPerSecond)} observations/s at capacity; worst p99 age ${o.worst?.p99 ?? o.worstP99 ?? ''} s; replicas needed for the 60 s promise at 100,000: ${o.replicasNeeded ?? ''}.`);
+        const oldest = o.maxAge === undefined ? '' : `; the oldest observation ${o.maxAge} s (target: every cluster within 1.2 × ${o.observeEverySeconds} s = ${o.maxAgeTarget ?? 1.2 * o.observeEverySeconds} s)`;
+        lines.push(
+          '',
+          `Observation of ${n(o.fleet)} settled clusters, ${o.replicas ?? 1} replica, \`OBSERVE_EVERY_SECONDS=${o.observeEverySeconds ?? 60}\`: ${n(o.capacity?.observationsPerSecond)} observations/s at capacity; over ${o.runSeconds ?? ''} s the worst p99 age ${o.worst?.p99 ?? o.worstP99 ?? ''} s${oldest}; replicas needed for the 60 s promise at 100,000: ${o.replicasNeededFor60sAt100k ?? o.replicasNeeded ?? ''}.`,
+        );
       }
       return lines.join('\n');
     },
