@@ -58,6 +58,8 @@ export class NotifyListener {
   /** Channels LISTENed on by `client`. */
   private listening = new Set<string>();
   private connecting = false;
+  /** The connection being made (until it listens or fails), so that `close` can end it too. */
+  private pending: Client | null = null;
   private retry: NodeJS.Timeout | null = null;
   private closed = false;
   /** Failed attempts since the connection was last listening. */
@@ -101,7 +103,11 @@ export class NotifyListener {
     this.stopProbe();
     const client = this.client;
     this.client = null;
-    await client?.end().catch(() => undefined);
+    // A connection still being made is ended as well: otherwise it would outlive the close (its backend stays until
+    // the connect finishes and notices the close), e.g. when a start-up fails right after the listener began.
+    const pending = this.pending === client ? null : this.pending;
+    this.pending = null;
+    await Promise.all([client?.end().catch(() => undefined), pending?.end().catch(() => undefined)]);
   }
 
   private async connect(reconnect: boolean): Promise<void> {
@@ -126,6 +132,7 @@ export class NotifyListener {
     // Errors end the connection; 'end' reports the loss once (`lost`).
     client.on('error', (err) => this.lost(client, err.message));
     client.on('end', () => this.lost(client, 'the connection ended'));
+    this.pending = client;
     try {
       await client.connect();
       this.listening = new Set();
@@ -152,6 +159,7 @@ export class NotifyListener {
       this.scheduleRetry();
     } finally {
       this.connecting = false;
+      if (this.pending === client) this.pending = null;
     }
   }
 
