@@ -2,7 +2,9 @@ import autocannon from 'autocannon';
 import type { ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { monitorEventLoopDelay, type Histogram } from 'perf_hooks';
 import { Client } from 'pg';
+import { Worker } from 'worker_threads';
 import { freePort } from '../src/common/free-port';
 import { hashToken } from '../src/tokens/tokens.service';
 import { startBenchDatabase } from './database';
@@ -20,7 +22,7 @@ import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './servi
  *   attacker loops sends its next dry-run as soon as the last one answers, after the Retry-After of a 429 (as the
  *   per-user rate limit would make it: a client that floods regardless is the rate limit's to stop).
  * - The probes are open-loop (a request every 1000/BENCH_PROBE_RATE ms whatever the answers, timed from when it
- *   was due with a sub-millisecond clock) and run throughout, while the attack is switched on and off in phases of
+ *   was due with a sub-millisecond clock), each on its own thread, apart from the attacker's event loop, and run throughout, while the attack is switched on and off in phases of
  *   BENCH_ISOLATION_PHASE_SECONDS, BENCH_ISOLATION_CYCLES times: a sample sent more than a second into an attack
  *   phase counts as loaded, one sent and answered while no dry-run was in flight counts as unloaded. Alternating
  *   keeps the machine's other work (a shared 2-core machine) alike on both sides of the ratio.
@@ -46,18 +48,41 @@ const HEAVIEST = `cel.bind(h, [${Array.from({ length: 100 }, (_, i) => i).join('
 const round = (x: number) => Math.round(x * 100) / 100;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 
-/** The attack's state, read by the probes to label their samples. */
-class Attack {
-  on = false;
-  onSince = 0;
-  inFlight = 0;
+/**
+ * The attack's state, in shared memory: the probes run on their own thread (their own event loop, so the attack's
+ * answers arriving in this one cannot delay a probe's timer or its answer) and read it to label their samples.
+ */
+class AttackState {
+  readonly buffer = new SharedArrayBuffer(16);
+  private readonly flags = new Int32Array(this.buffer, 0, 2);
+  private readonly since = new Float64Array(this.buffer, 8, 1);
+  get on(): boolean {
+    return Atomics.load(this.flags, 0) === 1;
+  }
+  set on(on: boolean) {
+    // Stamped on the shared clock (epoch ms) when switched on.
+    if (on && !this.on) this.since[0] = performance.timeOrigin + performance.now();
+    Atomics.store(this.flags, 0, on ? 1 : 0);
+  }
+  get inFlight(): number {
+    return Atomics.load(this.flags, 1);
+  }
+  set inFlight(n: number) {
+    Atomics.store(this.flags, 1, n);
+  }
+}
+
+/** The attacker: idle while the attack is off, sending dry-runs while it is on. */
+class Attack extends AttackState {
   readonly statuses: Record<string, number> = {};
   private stopped = false;
 
   constructor(
     private readonly base: string,
     private readonly bodies: { path: string; headers: Record<string, string>; body: string }[],
-  ) {}
+  ) {
+    super();
+  }
 
   /** The attacker's loops: idle while the attack is off, sending dry-runs while it is on. */
   run(connections: number): Promise<unknown> {
@@ -100,42 +125,84 @@ interface Samples {
   non2xx: number;
 }
 
-/** Open-loop probe of one URL until `until`; each sample labelled by the attack's state. */
-async function probe(url: string, headers: Record<string, string>, attack: Attack, until: number): Promise<Samples> {
-  const out: Samples = { loaded: [], unloaded: [], errors: 0, non2xx: 0 };
-  const pending: Promise<void>[] = [];
-  const start = performance.now();
+/**
+ * The probe thread's program (plain JavaScript, evaluated by a Worker): an open-loop probe of one URL until `until`
+ * (epoch ms), each sample labelled by the attack's shared state; posts its Samples when done.
+ */
+const PROBE_PROGRAM = `
+const { workerData, parentPort } = require('worker_threads');
+const { url, headers, rate, until, buffer } = workerData;
+const flags = new Int32Array(buffer, 0, 2);
+const since = new Float64Array(buffer, 8, 1);
+const now = () => performance.timeOrigin + performance.now();
+const on = () => Atomics.load(flags, 0) === 1;
+const inFlight = () => Atomics.load(flags, 1);
+(async () => {
+  const out = { loaded: [], unloaded: [], errors: 0, non2xx: 0 };
+  const pending = [];
+  const start = now();
   for (let i = 0; ; i++) {
-    const due = start + (i * 1000) / PROBE_RATE;
+    const due = start + (i * 1000) / rate;
     if (due > until) break;
-    const wait = due - performance.now();
+    const wait = due - now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const loadedAtSend = attack.on && due - attack.onSince > 1000;
-    const quietAtSend = !attack.on && attack.inFlight === 0;
+    const loadedAtSend = on() && due - since[0] > 1000;
+    const quietAtSend = !on() && inFlight() === 0;
     pending.push(
       fetch(url, { headers })
         .then(async (res) => {
           await res.arrayBuffer();
           if (res.status < 200 || res.status > 299) out.non2xx++;
-          const ms = performance.now() - due;
-          if (loadedAtSend && attack.on) out.loaded.push(ms);
-          else if (quietAtSend && !attack.on && attack.inFlight === 0) out.unloaded.push(ms);
+          const ms = now() - due;
+          if (loadedAtSend && on()) out.loaded.push(ms);
+          else if (quietAtSend && !on() && inFlight() === 0) out.unloaded.push(ms);
         })
         .catch(() => void out.errors++),
     );
   }
   await Promise.all(pending);
-  return out;
+  parentPort.postMessage(out);
+})();
+`;
+
+/** Open-loop probe of one URL until `until` (epoch ms) on its own thread; each sample labelled by the attack's state. */
+function probe(url: string, headers: Record<string, string>, attack: AttackState, until: number): Promise<Samples> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(PROBE_PROGRAM, { eval: true, workerData: { url, headers, rate: PROBE_RATE, until, buffer: attack.buffer } });
+    worker.once('message', (samples: Samples) => resolve(samples));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`the probe thread exited with ${code}`))));
+  });
 }
 
-/** CPU ms (user + system) of the service: the whole process, and its main thread (the event loop's). */
-function cpuMs(pid: number): { process: number; mainThread: number } {
+/** The service's threads by what they run (their names in /proc): which of them competes with the event loop. */
+const THREAD_GROUPS: Record<string, string> = { MainThread: 'mainThread', WorkerThread: 'executorThreads', V8Worker: 'v8PlatformThreads' };
+type CpuSample = { process: number; mainThread: number; groups: Record<string, number>; machineBusy: number; machineTotal: number };
+
+/**
+ * CPU ms (user + system) of the service: the whole process, its main thread (the event loop's), and its threads
+ * by group (executor threads, V8's platform threads that run garbage collection for every isolate, the rest); and
+ * the machine's busy and total CPU ms (/proc/stat), to tell a saturated machine from a slow service.
+ */
+function cpuMs(pid: number): CpuSample {
   const read = (file: string) => {
     const stat = fs.readFileSync(file, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
   };
-  return { process: read(`/proc/${pid}/stat`), mainThread: read(`/proc/${pid}/task/${pid}/stat`) };
+  const groups: Record<string, number> = { mainThread: 0, executorThreads: 0, v8PlatformThreads: 0, otherThreads: 0 };
+  for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = fs.readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      groups[THREAD_GROUPS[name] ?? 'otherThreads'] += read(`/proc/${pid}/task/${tid}/stat`);
+    } catch {
+      /* the thread ended meanwhile */
+    }
+  }
+  const cpu = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = cpu.reduce((a, b) => a + b, 0) * 10;
+  const idle = (cpu[3] + cpu[4]) * 10;
+  return { process: read(`/proc/${pid}/stat`), mainThread: read(`/proc/${pid}/task/${pid}/stat`), groups, machineBusy: total - idle, machineTotal: total };
 }
 
 /** A VIEWER of a second organisation with its own clusters (the attacker), straight in SQL. */
@@ -178,7 +245,8 @@ function figures(s: Samples) {
 interface Measured {
   results: { health: ReturnType<typeof figures>; otherGet: ReturnType<typeof figures> };
   met: boolean;
-  serviceCpuPercent: Record<string, { mainThread: number; otherThreads: number }>;
+  serviceCpuPercent: Record<string, { mainThread: number; otherThreads: number; byThreadGroup: Record<string, number>; machineBusy: number }>;
+  benchEventLoopDelayMs: Record<'unloaded' | 'loaded', { p99: number }>;
   attack: Record<string, number>;
   executorTasks: string[];
 }
@@ -208,20 +276,29 @@ async function measure(url: string, priority: string, other: { organisationSlug:
 
     const attack = new Attack(base, [dryRun(AUDIT), dryRun(HEAVIEST)]);
     const attacking = attack.run(ATTACK_CONNECTIONS);
-    const until = performance.now() + 2 * PHASE_MS * CYCLES;
+    const until = performance.timeOrigin + performance.now() + 2 * PHASE_MS * CYCLES;
     const probes = Promise.all([probe(`${base}/health`, {}, attack, until), probe(otherGet, admin, attack, until)]);
-    const cpu = { on: { process: 0, mainThread: 0, ms: 0 }, off: { process: 0, mainThread: 0, ms: 0 } };
+    const phase = () => ({ process: 0, mainThread: 0, ms: 0, groups: {} as Record<string, number>, machineBusy: 0, machineTotal: 0 });
+    const cpu = { on: phase(), off: phase() };
+    // The load generator shares this machine: its own event loop's delay is reported, so that a probe delayed here
+    // is not taken for the service's.
+    const benchLoop = { on: monitorEventLoopDelay({ resolution: 1 }), off: monitorEventLoopDelay({ resolution: 1 }) };
     for (let c = 0; c < CYCLES; c++) {
       for (const on of [false, true]) {
         attack.on = on;
-        if (on) attack.onSince = performance.now();
         const before = cpuMs(pid);
         const t0 = performance.now();
+        const loop = benchLoop[on ? 'on' : 'off'];
+        loop.enable();
         await new Promise((r) => setTimeout(r, PHASE_MS));
+        loop.disable();
         const after = cpuMs(pid);
         const acc = cpu[on ? 'on' : 'off'];
         acc.process += after.process - before.process;
         acc.mainThread += after.mainThread - before.mainThread;
+        for (const [g, ms] of Object.entries(after.groups)) acc.groups[g] = (acc.groups[g] ?? 0) + ms - (before.groups[g] ?? 0);
+        acc.machineBusy += after.machineBusy - before.machineBusy;
+        acc.machineTotal += after.machineTotal - before.machineTotal;
         acc.ms += performance.now() - t0;
       }
       process.stdout.write(`[${priority}] cycle ${c + 1}/${CYCLES}: attack ${JSON.stringify(attack.statuses)}\n`);
@@ -235,9 +312,17 @@ async function measure(url: string, priority: string, other: { organisationSlug:
     const serviceCpuPercent = Object.fromEntries(
       (['off', 'on'] as const).map((k) => [
         k === 'on' ? 'loaded' : 'unloaded',
-        { mainThread: percent(cpu[k].mainThread, cpu[k].ms), otherThreads: percent(cpu[k].process - cpu[k].mainThread, cpu[k].ms) },
+        {
+          mainThread: percent(cpu[k].mainThread, cpu[k].ms),
+          otherThreads: percent(cpu[k].process - cpu[k].mainThread, cpu[k].ms),
+          byThreadGroup: Object.fromEntries(Object.entries(cpu[k].groups).map(([g, ms]) => [g, percent(ms, cpu[k].ms)])),
+          // Of the machine's cores together (100 = all of them busy).
+          machineBusy: percent(cpu[k].machineBusy, cpu[k].machineTotal),
+        },
       ]),
     );
+    const loopDelay = (h: Histogram) => ({ p99: round(h.percentile(99) / 1e6) });
+    const benchEventLoopDelayMs = { unloaded: loopDelay(benchLoop.off), loaded: loopDelay(benchLoop.on) };
     const results = { health: figures(health), otherGet: figures(get) };
     const metrics = await (await fetch(`${base}/metrics`, { headers: admin })).text();
     const executorTasks = metrics.split('\n').filter((l) => l.startsWith('cms_executor_tasks_total{') && !l.endsWith(' 0'));
@@ -245,6 +330,7 @@ async function measure(url: string, priority: string, other: { organisationSlug:
       results,
       met: results.health.p99Ratio <= TARGET_RATIO && results.otherGet.p99Ratio <= TARGET_RATIO,
       serviceCpuPercent,
+      benchEventLoopDelayMs,
       attack: attack.statuses,
       executorTasks,
     };
@@ -288,7 +374,11 @@ async function main(): Promise<void> {
         `\nEXECUTOR_THREAD_PRIORITY=${priority}\n| Measure | Unloaded p50 / p99 (samples) | Loaded p50 / p99 (samples) | p99 ratio | Target |\n|---|---|---|---|---|\n` +
           `${row('/health', m.results.health)}\n${row("another organisation's cluster GET", m.results.otherGet)}\n` +
           `\nService CPU (% of one core), main thread / other threads: unloaded ${cpu.unloaded.mainThread} / ${cpu.unloaded.otherThreads}, ` +
-          `loaded ${cpu.loaded.mainThread} / ${cpu.loaded.otherThreads}\nAttack answers: ${JSON.stringify(m.attack)}\n` +
+          `loaded ${cpu.loaded.mainThread} / ${cpu.loaded.otherThreads}\n` +
+          `Service CPU by thread group: unloaded ${JSON.stringify(cpu.unloaded.byThreadGroup)}, loaded ${JSON.stringify(cpu.loaded.byThreadGroup)}\n` +
+          `Machine busy (% of all cores): unloaded ${cpu.unloaded.machineBusy}, loaded ${cpu.loaded.machineBusy}; ` +
+          `the attacker's event-loop delay p99: unloaded ${m.benchEventLoopDelayMs.unloaded.p99} ms, ` +
+          `loaded ${m.benchEventLoopDelayMs.loaded.p99} ms\nAttack answers: ${JSON.stringify(m.attack)}\n` +
           `${m.met ? 'Targets met' : 'Targets NOT met'}\n${m.executorTasks.join('\n')}\n`,
       );
     }
