@@ -205,6 +205,48 @@ function cpuMs(pid: number): CpuSample {
   return { process: read(`/proc/${pid}/stat`), mainThread: read(`/proc/${pid}/task/${pid}/stat`), groups, machineBusy: total - idle, machineTotal: total };
 }
 
+/** CPU ms of a process: user + system (field 14, 15 of /proc/<pid>/stat), 0 when it is gone. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** The bench database's postmaster (the parent of a backend's process), found through a connection of its own. */
+async function postmasterPid(url: string): Promise<number> {
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  try {
+    const [{ pid }] = (await db.query('SELECT pg_backend_pid() AS pid')).rows;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } finally {
+    await db.end();
+  }
+}
+
+/**
+ * CPU ms of the database: the postmaster and its children alive now (a backend that ended within a phase is
+ * missed; the service's pool keeps its connections).
+ */
+function databaseCpuMs(postmaster: number): number {
+  let ms = processCpuMs(postmaster);
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) ms += processCpuMs(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return ms;
+}
+
 /** A VIEWER of a second organisation with its own clusters (the attacker), straight in SQL. */
 async function seedNoisyViewer(url: string): Promise<void> {
   await seedClusters(url, 500, 'noisy');
@@ -245,7 +287,10 @@ function figures(s: Samples) {
 interface Measured {
   results: { health: ReturnType<typeof figures>; otherGet: ReturnType<typeof figures> };
   met: boolean;
-  serviceCpuPercent: Record<string, { mainThread: number; otherThreads: number; byThreadGroup: Record<string, number>; machineBusy: number }>;
+  serviceCpuPercent: Record<
+    string,
+    { mainThread: number; otherThreads: number; byThreadGroup: Record<string, number>; machineBusy: number; database: number; benchProcess: number }
+  >;
   benchEventLoopDelayMs: Record<'unloaded' | 'loaded', { p99: number }>;
   attack: Record<string, number>;
   executorTasks: string[];
@@ -278,7 +323,8 @@ async function measure(url: string, priority: string, other: { organisationSlug:
     const attacking = attack.run(ATTACK_CONNECTIONS);
     const until = performance.timeOrigin + performance.now() + 2 * PHASE_MS * CYCLES;
     const probes = Promise.all([probe(`${base}/health`, {}, attack, until), probe(otherGet, admin, attack, until)]);
-    const phase = () => ({ process: 0, mainThread: 0, ms: 0, groups: {} as Record<string, number>, machineBusy: 0, machineTotal: 0 });
+    const phase = () => ({ process: 0, mainThread: 0, ms: 0, groups: {} as Record<string, number>, machineBusy: 0, machineTotal: 0, database: 0, bench: 0 });
+    const postmaster = await postmasterPid(url);
     const cpu = { on: phase(), off: phase() };
     // The load generator shares this machine: its own event loop's delay is reported, so that a probe delayed here
     // is not taken for the service's.
@@ -287,6 +333,8 @@ async function measure(url: string, priority: string, other: { organisationSlug:
       for (const on of [false, true]) {
         attack.on = on;
         const before = cpuMs(pid);
+        const databaseBefore = databaseCpuMs(postmaster);
+        const benchBefore = process.cpuUsage();
         const t0 = performance.now();
         const loop = benchLoop[on ? 'on' : 'off'];
         loop.enable();
@@ -294,6 +342,9 @@ async function measure(url: string, priority: string, other: { organisationSlug:
         loop.disable();
         const after = cpuMs(pid);
         const acc = cpu[on ? 'on' : 'off'];
+        acc.database += databaseCpuMs(postmaster) - databaseBefore;
+        const bench = process.cpuUsage(benchBefore);
+        acc.bench += (bench.user + bench.system) / 1000;
         acc.process += after.process - before.process;
         acc.mainThread += after.mainThread - before.mainThread;
         for (const [g, ms] of Object.entries(after.groups)) acc.groups[g] = (acc.groups[g] ?? 0) + ms - (before.groups[g] ?? 0);
@@ -318,6 +369,9 @@ async function measure(url: string, priority: string, other: { organisationSlug:
           byThreadGroup: Object.fromEntries(Object.entries(cpu[k].groups).map(([g, ms]) => [g, percent(ms, cpu[k].ms)])),
           // Of the machine's cores together (100 = all of them busy).
           machineBusy: percent(cpu[k].machineBusy, cpu[k].machineTotal),
+          // The other processes on the machine that serve or make this load (% of one core).
+          database: percent(cpu[k].database, cpu[k].ms),
+          benchProcess: percent(cpu[k].bench, cpu[k].ms),
         },
       ]),
     );
@@ -376,6 +430,7 @@ async function main(): Promise<void> {
           `\nService CPU (% of one core), main thread / other threads: unloaded ${cpu.unloaded.mainThread} / ${cpu.unloaded.otherThreads}, ` +
           `loaded ${cpu.loaded.mainThread} / ${cpu.loaded.otherThreads}\n` +
           `Service CPU by thread group: unloaded ${JSON.stringify(cpu.unloaded.byThreadGroup)}, loaded ${JSON.stringify(cpu.loaded.byThreadGroup)}\n` +
+          `Database / bench process CPU (% of one core): unloaded ${cpu.unloaded.database} / ${cpu.unloaded.benchProcess}, loaded ${cpu.loaded.database} / ${cpu.loaded.benchProcess}\n` +
           `Machine busy (% of all cores): unloaded ${cpu.unloaded.machineBusy}, loaded ${cpu.loaded.machineBusy}; ` +
           `the attacker's event-loop delay p99: unloaded ${m.benchEventLoopDelayMs.unloaded.p99} ms, ` +
           `loaded ${m.benchEventLoopDelayMs.loaded.p99} ms\nAttack answers: ${JSON.stringify(m.attack)}\n` +
