@@ -411,7 +411,7 @@ async function main(): Promise<void> {
     const report = {
       date: new Date().toISOString(),
       node: process.version,
-      settings: { phaseSeconds: PHASE_MS / 1000, cycles: CYCLES, attackConnections: ATTACK_CONNECTIONS, probeRatePerSecond: PROBE_RATE, page: 500 },
+      settings: { phaseSeconds: PHASE_MS / 1000, cycles: CYCLES, attackConnections: ATTACK_CONNECTIONS, probeRatePerSecond: PROBE_RATE, page: 500, serviceNodeFlags: SERVICE_NODE_FLAGS },
       expressions: { audit: AUDIT, heaviest: HEAVIEST },
       target: TARGET_RATIO,
       // Keyed by EXECUTOR_THREAD_PRIORITY; `met` is the default's (the first measured).
