@@ -4,7 +4,8 @@ import { ClsService } from 'nestjs-cls';
 import * as os from 'os';
 import * as path from 'path';
 import { Client } from 'pg';
-import { Readable } from 'stream';
+import { Readable, Writable } from 'stream';
+import { pipeline } from 'stream/promises';
 import { Clock } from '../src/common/clock';
 import type { OrganisationEntity } from '../src/identity/organisation.entity';
 import { StatementsService } from '../src/metering/statements.service';
@@ -20,13 +21,18 @@ import { seedClusters } from './seed';
  * seeded in SQL (bench/seed.ts; the ledger's triggers record them), their usage reaching back over the whole month
  * (each workers pool at 3 nodes for the first half, then 2: two intervals per pool) and a price book with a price
  * change mid-month. Measured, each the median of BENCH_REPEAT runs: the usage query grouped by cluster and by day,
- * the open statement, and the FOCUS export (CSV and JSON) read to the end: time, rows per second, and the peak RSS
- * above the RSS before it (sampled every 20 ms). Then the ledger's cost on writes (measureWriteOverhead): each
+ * the open statement, and the FOCUS export (CSV and JSON) read to the end as the HTTP reply reads it: time, rows per
+ * second, the peak RSS above the RSS before it and the peak of V8's heap and external memory above theirs (sampled
+ * every 20 ms). Then the ledger's cost on writes (measureWriteOverhead): each
  * statement shape of clusters and node pools timed with the ledger's triggers and, in the same run on the same
  * database, with them disabled, as a ratio. Writes bench/results/metering.json (BENCH_OUT) with the machine's load.
  */
 const ROOT = path.resolve(__dirname, '..');
 const CLUSTERS = Number(process.env.BENCH_CLUSTERS ?? 10_000);
+/** BENCH_ONLY=export: only the FOCUS export (and the write overhead only with BENCH_WRITES=1; BENCH_WRITES=0 skips it). */
+const ONLY_EXPORT = process.env.BENCH_ONLY === 'export';
+/** BENCH_FORMATS: the export formats measured, in order (default focus-csv,focus-json). */
+const FORMATS = (process.env.BENCH_FORMATS ?? 'focus-csv,focus-json').split(',') as ('focus-csv' | 'focus-json')[];
 const REPEAT = Number(process.env.BENCH_REPEAT ?? 3);
 const MONTH_START = new Date('2026-10-01T00:00:00Z');
 const MONTH_END = new Date('2026-11-01T00:00:00Z');
@@ -34,26 +40,43 @@ const NOW = new Date('2026-11-01T00:30:00Z'); // the month is over, not yet clos
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peakRssMb: number; result: T }> {
-  const before = process.memoryUsage().rss;
-  let peak = before;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 20);
+async function measure<T>(fn: () => Promise<T>): Promise<{ ms: number; peakRssMb: number; peakHeapMb: number; result: T }> {
+  const before = process.memoryUsage();
+  let peak = before.rss;
+  let peakHeap = before.heapUsed + before.external;
+  const sample = () => {
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapUsed + m.external);
+  };
+  const timer = setInterval(sample, 20);
   const t0 = process.hrtime.bigint();
   const result = await fn();
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   clearInterval(timer);
-  peak = Math.max(peak, process.memoryUsage().rss);
-  return { ms: +ms.toFixed(1), peakRssMb: +((peak - before) / 1048576).toFixed(1), result };
+  sample();
+  const mb = (bytes: number) => +(bytes / 1048576).toFixed(1);
+  return { ms: +ms.toFixed(1), peakRssMb: mb(peak - before.rss), peakHeapMb: mb(peakHeap - before.heapUsed - before.external), result };
 }
 
+/**
+ * Reads an export to the end as the HTTP reply does (Fastify pipes the stream into the response), counting bytes and
+ * lines. Not with for await, which no reply uses: read that way, the chunks outlived the young generation in
+ * measurements where a piped read of the same stream did not (ADR 0204).
+ */
 async function drain(stream: Readable): Promise<{ bytes: number; lines: number }> {
   let bytes = 0;
   let lines = 0;
-  for await (const chunk of stream) {
-    const s = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
-    bytes += Buffer.byteLength(s);
-    for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
-  }
+  const sink = new Writable({
+    objectMode: true,
+    write(chunk: string | Buffer, _encoding, callback) {
+      const s = typeof chunk === 'string' ? chunk : chunk.toString('utf8');
+      bytes += Buffer.byteLength(s);
+      for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) lines++;
+      callback();
+    },
+  });
+  await pipeline(stream, sink);
   return { bytes, lines };
 }
 
@@ -269,21 +292,24 @@ async function main(): Promise<void> {
     const exports = app.get(UsageExportService);
     const query = { from: MONTH_START.toISOString(), to: MONTH_END.toISOString() };
 
-    const runs: Record<string, { ms: number[]; peakRssMb: number[]; rows: number }> = {};
-    const record = (name: string, m: { ms: number; peakRssMb: number }, rows: number) => {
-      runs[name] ??= { ms: [], peakRssMb: [], rows };
+    const runs: Record<string, { ms: number[]; peakRssMb: number[]; peakHeapMb: number[]; rows: number }> = {};
+    const record = (name: string, m: { ms: number; peakRssMb: number; peakHeapMb: number }, rows: number) => {
+      runs[name] ??= { ms: [], peakRssMb: [], peakHeapMb: [], rows };
+      runs[name].peakHeapMb.push(m.peakHeapMb);
       runs[name].ms.push(m.ms);
       runs[name].peakRssMb.push(m.peakRssMb);
     };
     for (let i = 0; i < REPEAT; i++) {
       process.stdout.write(`Run ${i + 1} of ${REPEAT}...\n`);
-      const byCluster = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'cluster' })));
-      record('usage by cluster', byCluster, byCluster.result.groups.length);
-      const byDay = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'day' })));
-      record('usage by day', byDay, byDay.result.groups.length);
-      const statement = await measure(() => cls.run(() => statements.get(org, '2026-10')));
-      record('statement (open, all lines)', statement, statement.result.lines.length);
-      for (const format of ['focus-csv', 'focus-json'] as const) {
+      if (!ONLY_EXPORT) {
+        const byCluster = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'cluster' })));
+        record('usage by cluster', byCluster, byCluster.result.groups.length);
+        const byDay = await measure(() => cls.run(() => usage.usage(org, { ...query, groupBy: 'day' })));
+        record('usage by day', byDay, byDay.result.groups.length);
+        const statement = await measure(() => cls.run(() => statements.get(org, '2026-10')));
+        record('statement (open, all lines)', statement, statement.result.lines.length);
+      }
+      for (const format of FORMATS) {
         const out = await measure(async () => drain((await exports.export(org, '2026-10', format)).getStream() as Readable));
         record(`FOCUS export ${format}`, out, format === 'focus-csv' ? out.result.lines - 1 : out.result.lines - 2);
         report[`${format} bytes`] = out.result.bytes;
@@ -295,9 +321,12 @@ async function main(): Promise<void> {
       medianMs: median(r.ms),
       rowsPerSecond: Math.round(r.rows / (median(r.ms) / 1000)),
       peakRssAboveStartMb: Math.max(...r.peakRssMb),
+      peakHeapAboveStartMb: Math.max(...r.peakHeapMb),
     }));
-    process.stdout.write(`Write overhead of the ledger's triggers...\n`);
-    report.writeOverhead = await measureWriteOverhead(db, org.id as unknown as string);
+    if (process.env.BENCH_WRITES === '1' || (!ONLY_EXPORT && process.env.BENCH_WRITES !== '0')) {
+      process.stdout.write(`Write overhead of the ledger's triggers...\n`);
+      report.writeOverhead = await measureWriteOverhead(db, org.id as unknown as string);
+    }
     report.loadAverageAtEnd = os.loadavg().map((x) => +x.toFixed(2));
     const file = path.join(ROOT, 'bench/results', process.env.BENCH_OUT ?? 'metering.json');
     fs.writeFileSync(file, JSON.stringify(report, null, 2) + '\n');

@@ -48,56 +48,84 @@ export const FOCUS_COLUMNS = [
 export type FocusColumn = (typeof FOCUS_COLUMNS)[number];
 export type FocusRow = Record<FocusColumn, string | Record<string, string> | null>;
 
-/** The row of one line (the export query's columns: a statement line plus its organisation and period). */
-export function focusRow(r: Record<string, any>, currency: string): FocusRow {
-  const nodes = r.kind === 'NODES';
-  const unit = nodes ? 'Node-Hours' : 'Hours';
-  const priced = r.price_identity != null;
-  const what = nodes
-    ? `${r.node_type} nodes of node pool ${r.node_pool_name} of cluster ${r.cluster_name}`
-    : `${r.highly_available ? 'Highly available control plane' : 'Control plane'} of cluster ${r.cluster_name}`;
-  const sku = nodes ? `node/${r.cloud_provider}/${r.region}/${r.node_type}` : `control-plane/${r.cloud_provider}/${r.region}/${r.highly_available ? 'ha' : 'standard'}`;
-  const tags: Record<string, string> = { 'cms/environment': r.environment_slug, 'cms/cluster': r.cluster_slug };
-  if (nodes) tags['cms/nodePool'] = r.node_pool_name;
+/** SQL: a literal string. */
+const text = (v: string): string => `'${v.replace(/'/g, "''")}'`;
+/** SQL: an instant as Date.prototype.toISOString writes it (UTC, milliseconds, truncated). */
+const iso = (e: string): string => `to_char(${e} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+/** SQL: a value as a JSON text (null for NULL), as JSON.stringify writes it. */
+const json = (e: string): string => `COALESCE(to_json(${e})::text, 'null')`;
+
+/**
+ * The FOCUS columns of one line as SQL expressions over the export query's columns (a statement line plus its
+ * organisation and period; docs/metering.md, "FOCUS export"): text, NULL for a null value; Tags is a JSON object's
+ * text. `currency` is the price book's, for lines that have none (unpriced usage).
+ */
+export function focusColumnsSql(currency: string): Record<FocusColumn, string> {
+  const nodes = `kind = 'NODES'`;
+  const priced = `price_identity IS NOT NULL`;
+  const unit = `CASE WHEN ${nodes} THEN 'Node-Hours' ELSE 'Hours' END`;
+  const what =
+    `CASE WHEN ${nodes} THEN node_type || ' nodes of node pool ' || node_pool_name || ' of cluster ' || cluster_name ` +
+    `ELSE CASE WHEN highly_available THEN 'Highly available control plane' ELSE 'Control plane' END || ' of cluster ' || cluster_name END`;
+  const sku =
+    `CASE WHEN ${nodes} THEN 'node/' || cloud_provider || '/' || region || '/' || node_type ` +
+    `ELSE 'control-plane/' || cloud_provider || '/' || region || '/' || CASE WHEN highly_available THEN 'ha' ELSE 'standard' END END`;
+  const provider = text(FOCUS_PROVIDER);
   return {
-    BilledCost: r.billed_cost,
-    BillingAccountId: r.organisation_identity,
-    BillingAccountName: r.organisation_name,
-    BillingCurrency: r.currency ?? currency,
-    BillingPeriodEnd: r.period_end.toISOString(),
-    BillingPeriodStart: r.period_start.toISOString(),
-    ChargeCategory: 'Usage',
-    ChargeClass: r.charge_class ?? null,
-    ChargeDescription: `${what} in ${r.cloud_provider}/${r.region}${r.charge_class ? ' (correction)' : ''}`,
-    ChargeFrequency: 'Usage-Based',
-    ChargePeriodEnd: r.charge_period_end.toISOString(),
-    ChargePeriodStart: r.charge_period_start.toISOString(),
-    ConsumedQuantity: r.quantity,
+    BilledCost: 'billed_cost::text',
+    BillingAccountId: 'organisation_identity::text',
+    BillingAccountName: 'organisation_name::text',
+    BillingCurrency: `COALESCE(currency, ${text(currency)})`,
+    BillingPeriodEnd: iso('period_end'),
+    BillingPeriodStart: iso('period_start'),
+    ChargeCategory: `'Usage'`,
+    ChargeClass: 'charge_class',
+    ChargeDescription: `${what} || ' in ' || cloud_provider || '/' || region || CASE WHEN charge_class IS NOT NULL THEN ' (correction)' ELSE '' END`,
+    ChargeFrequency: `'Usage-Based'`,
+    ChargePeriodEnd: iso('charge_period_end'),
+    ChargePeriodStart: iso('charge_period_start'),
+    ConsumedQuantity: 'quantity::text',
     ConsumedUnit: unit,
-    ContractedCost: r.billed_cost,
-    ContractedUnitPrice: priced ? r.unit_price : null,
-    EffectiveCost: r.billed_cost,
-    InvoiceIssuerName: FOCUS_PROVIDER,
-    ListCost: r.list_cost,
-    ListUnitPrice: priced ? r.list_unit_price : null,
-    PricingCategory: priced ? 'Standard' : 'Other',
-    PricingQuantity: r.quantity,
+    ContractedCost: 'billed_cost::text',
+    ContractedUnitPrice: `CASE WHEN ${priced} THEN unit_price::text END`,
+    EffectiveCost: 'billed_cost::text',
+    InvoiceIssuerName: provider,
+    ListCost: 'list_cost::text',
+    ListUnitPrice: `CASE WHEN ${priced} THEN list_unit_price::text END`,
+    PricingCategory: `CASE WHEN ${priced} THEN 'Standard' ELSE 'Other' END`,
+    PricingQuantity: 'quantity::text',
     PricingUnit: unit,
-    ProviderName: FOCUS_PROVIDER,
-    PublisherName: FOCUS_PROVIDER,
-    RegionId: r.region,
-    RegionName: r.region_name ?? r.region,
-    ResourceId: nodes ? r.node_pool_identity : r.cluster_identity,
-    ResourceName: nodes ? `${r.cluster_name}/${r.node_pool_name}` : r.cluster_name,
-    ResourceType: nodes ? 'Kubernetes Node Pool' : 'Kubernetes Control Plane',
-    ServiceCategory: 'Compute',
-    ServiceName: 'Kubernetes Clusters',
+    ProviderName: provider,
+    PublisherName: provider,
+    RegionId: 'region',
+    RegionName: 'COALESCE(region_name, region)',
+    ResourceId: `CASE WHEN ${nodes} THEN node_pool_identity ELSE cluster_identity END::text`,
+    ResourceName: `CASE WHEN ${nodes} THEN cluster_name || '/' || node_pool_name ELSE cluster_name END`,
+    ResourceType: `CASE WHEN ${nodes} THEN 'Kubernetes Node Pool' ELSE 'Kubernetes Control Plane' END`,
+    ServiceCategory: `'Compute'`,
+    ServiceName: `'Kubernetes Clusters'`,
     SkuId: sku,
-    SkuPriceId: priced ? r.price_identity : null,
-    SubAccountId: `${r.organisation_slug}/${r.environment_slug}`,
-    SubAccountName: r.environment_slug,
-    Tags: tags,
+    SkuPriceId: `CASE WHEN ${priced} THEN price_identity::text END`,
+    SubAccountId: `organisation_slug || '/' || environment_slug`,
+    SubAccountName: 'environment_slug',
+    Tags:
+      `'{"cms/environment":' || ${json('environment_slug')} || ',"cms/cluster":' || ${json('cluster_slug')} || ` +
+      `CASE WHEN ${nodes} THEN ',"cms/nodePool":' || ${json('node_pool_name')} ELSE '' END || '}'`,
   };
+}
+
+/**
+ * SQL: one export line from the columns `focusColumnsSql` named (as the columns of relation `c`): an RFC 4180 CSV
+ * record ending in CRLF, or a JSON object as JSON.stringify writes a FocusRow (the columns in order, Tags an object).
+ * PostgreSQL writes the text, so the service handles one string per row, not forty values and the objects made of
+ * them (ADR 0204).
+ */
+export function focusLineSql(format: 'csv' | 'json'): string {
+  if (format === 'json') {
+    return `'{' || ${FOCUS_COLUMNS.map((col) => `'${JSON.stringify(col)}:' || ${col === 'Tags' ? `c."${col}"` : json(`c."${col}"`)}`).join(" || ',' || ")} || '}'`;
+  }
+  const field = (e: string) => `CASE WHEN ${e} IS NULL THEN '' WHEN ${e} ~ E'[",\\r\\n]' THEN '"' || replace(${e}, '"', '""') || '"' ELSE ${e} END`;
+  return `${FOCUS_COLUMNS.map((col) => field(`c."${col}"`)).join(" || ',' || ")} || E'\\r\\n'`;
 }
 
 const csvField = (v: FocusRow[FocusColumn]): string => {
@@ -107,6 +135,7 @@ const csvField = (v: FocusRow[FocusColumn]): string => {
 };
 
 export const csvHeader = (): string => `${FOCUS_COLUMNS.join(',')}\r\n`;
+/** A CSV record (the OpenAPI example's; the export's are written by focusLineSql). */
 export const csvLine = (row: FocusRow): string => `${FOCUS_COLUMNS.map((c) => csvField(row[c])).join(',')}\r\n`;
 
 /** How each column is written (FOCUS data types): for the OpenAPI document. */
