@@ -77,6 +77,9 @@ export function isConnectFailure(err: unknown): boolean {
   return false;
 }
 
+/** Where a pool's options (which pg-pool hands to every client it makes) tell the client the pool's generation. */
+const POOL_GENERATION = Symbol('poolGeneration');
+
 type Callback = (...args: unknown[]) => void;
 interface LooseClient {
   query(config: unknown, values?: unknown, callback?: unknown): unknown;
@@ -101,10 +104,19 @@ const BasePool = pg.Pool as unknown as new (options?: unknown) => LoosePool;
  * read-only (database-unavailable.ts) tells its pool, which then hands out no connection made before (below).
  */
 class BudgetedClient extends BaseClient {
-  /** The pool's generation when this connection was made. */
-  generation = 0;
+  /**
+   * The pool's generation when this connection began to be made (not when it was ready: a connection whose opening
+   * straddles a failure may be a session of the server that failed).
+   */
+  generation: number;
   /** Set by the pool: called when a statement found the database unavailable. */
   onUnavailable?: () => void;
+
+  constructor(config?: unknown) {
+    super(config);
+    const current = (config as { [POOL_GENERATION]?: () => number } | undefined)?.[POOL_GENERATION];
+    this.generation = current ? current() : 0;
+  }
 
   override query(config: unknown, values?: unknown, callback?: unknown): unknown {
     const budget = currentWaitBudget();
@@ -162,16 +174,21 @@ class BudgetedClient extends BaseClient {
  *
  * After a failover or a restart every connection made before is dead or points at the wrong server, although
  * pg-pool finds that out only one statement at a time. So when a statement finds the database unavailable the
- * pool starts a new generation, and `connect()` closes the idle connections of earlier generations instead of
- * handing them out: what comes after (the read retry, the next request) runs on a fresh connection.
+ * pool starts a new generation, and `connect()` closes the connections of earlier generations instead of handing
+ * them out, those whose opening began before the failure and ended after it included: what comes after (the read
+ * retry, the next request) runs on a connection begun after the failure.
  */
 class BudgetedPool extends BasePool {
   private generation = 0;
 
   constructor(options: Record<string, unknown>) {
     super({ ...options, Client: BudgetedClient });
+    // pg-pool makes each client with its options: the client reads the generation when it is made, so a connection
+    // begun before a failure and ready after it counts as made before it (closed instead of handed out). Taking the
+    // generation when it is ready instead handed such a session of a server shutting down (a switchover) or whose
+    // postmaster was killed to the read retry, which then lost it at its first statement (57P01).
+    (this.options as Record<symbol, unknown>)[POOL_GENERATION] = () => this.generation;
     this.on('connect', (client) => {
-      client.generation = this.generation;
       client.onUnavailable = () => {
         if (client.generation === this.generation) this.generation++;
       };

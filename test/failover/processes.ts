@@ -181,7 +181,12 @@ export class Scratch {
   }
 
   remove(): void {
-    if (this.removed || process.env.FAILOVER_KEEP_SCRATCH === '1') return;
+    if (this.removed) return;
+    if (process.env.FAILOVER_KEEP_SCRATCH === '1') {
+      // Everything is stopped: without its state.json the next run's reaper leaves the kept directory alone.
+      fs.rmSync(path.join(this.dir, 'state.json'), { force: true });
+      return;
+    }
     try {
       fs.rmSync(this.dir, { recursive: true, force: true });
       this.removed = true;
