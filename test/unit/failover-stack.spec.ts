@@ -61,6 +61,36 @@ describe('failover scratch directory and processes', () => {
     expect(fs.existsSync(scratch.dir)).toBe(false);
   });
 
+  it('keeps the directory of a run with FAILOVER_KEEP_SCRATCH=1, everything in it stopped, and the next run leaves it alone', async () => {
+    const before = process.env.FAILOVER_KEEP_SCRATCH;
+    process.env.FAILOVER_KEEP_SCRATCH = '1';
+    let kept: string | undefined;
+    try {
+      const scratch = new Scratch();
+      kept = scratch.dir;
+      const daemon = scratch.spawnDaemon('daemon', 'sh', ['-c', 'sleep 300', scratch.path('marker')], scratch.path('daemon.log'));
+      await scratch.stopAll([['daemon']], 5_000);
+      await sleep(100);
+      expect(isAlive(daemon.pid)).toBe(false);
+      expect(fs.existsSync(path.join(kept, 'daemon.log'))).toBe(true);
+      // The run ends: its owner's PID is no longer running (whatever state it left names a dead owner).
+      const { spawn } = await import('child_process');
+      const deadOwner = spawn('true');
+      await new Promise((r) => deadOwner.once('exit', r));
+      const statePath = path.join(kept, 'state.json');
+      if (fs.existsSync(statePath)) fs.writeFileSync(statePath, JSON.stringify({ ...JSON.parse(fs.readFileSync(statePath, 'utf8')), ownerPid: deadOwner.pid, ownerStart: undefined }));
+      // The next run's reaper (in its constructor) leaves the kept directory alone.
+      const next = new Scratch();
+      next.killAllNow();
+      fs.rmSync(next.dir, { recursive: true, force: true });
+      expect(fs.existsSync(path.join(kept, 'daemon.log'))).toBe(true);
+    } finally {
+      if (before === undefined) delete process.env.FAILOVER_KEEP_SCRATCH;
+      else process.env.FAILOVER_KEEP_SCRATCH = before;
+      if (kept) fs.rmSync(kept, { recursive: true, force: true });
+    }
+  });
+
   it('stops the daemons a killed run left behind, and only those', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), SCRATCH_PREFIX));
     const { spawn } = await import('child_process');
