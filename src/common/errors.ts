@@ -247,6 +247,9 @@ export class GlobalExceptionFilter implements ExceptionFilter {
     if (mapped instanceof DatabaseUnavailableError && request?.raw) {
       request.raw.databaseUnavailable = true;
       request.raw.databaseUnavailableCode = mapped.unavailable.code;
+      // The request's own line is left out during an outage (database-outage-log.ts); at debug level this one says
+      // which request failed and with what error, next to the read retry's lines of the same request (reqId).
+      this.logger.debug({ err: exception, method: request.method, route: request.routeOptions?.url }, 'A request answers 503: the database is unavailable');
     } else if (status === 503 && body.errors?.some((e) => e.field === 'database') && request?.raw) {
       // A readiness probe that found the database down belongs to the same outage.
       request.raw.databaseUnavailable = true;
