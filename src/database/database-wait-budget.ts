@@ -192,6 +192,15 @@ class BudgetedPool extends BasePool {
       client.onUnavailable = () => {
         if (client.generation === this.generation) this.generation++;
       };
+      // A connection found lost outside a statement (the server's FATAL or a reset while idle in the pool, or held
+      // between two statements of a request) says the same as a statement that finds it lost: the server went away.
+      // Between two statements, what its holder sees next is TypeORM's QueryRunnerAlreadyReleasedError, which no
+      // statement of this client reports; without this the read retry after it was handed an idle session of the
+      // same dead server (a kill -9 of the postmaster), lost it at its first statement (57P01) and answered 503.
+      (client as unknown as { on(event: 'error', listener: (err: unknown) => void): void }).on('error', (err) => {
+        const unavailable = databaseUnavailable(err);
+        if (unavailable && unavailable.cause !== 'timeout') client.onUnavailable?.();
+      });
     });
   }
 

@@ -1,29 +1,44 @@
 import * as net from 'net';
 import { Client } from 'pg';
+import { databaseUnavailable } from '../../src/common/database-unavailable';
 import { budgetedPg } from '../../src/database/database-wait-budget';
 import { createTestDatabase } from '../support/test-app';
 
 /**
- * A connection whose opening straddles a failure (begun before a statement found the database lost, ready after it)
- * is a session of the server that failed: in a switchover, a backend that finished its start-up just before the old
- * primary's fast shutdown terminated it; after a `kill -9` of the postmaster, a backend forked before it, which
- * completes its start-up and dies at its first statement ("terminating connection due to unexpected postmaster
- * exit"). The pool must not hand it to what runs after the failure (the read retry), which would lose it while
- * using it (57P01) and answer 503 (docs/adr/0198-connections-begun-before-a-failure-are-not-handed-out.md).
+ * After a failure is seen, the pool hands out no session of the server that failed: the read retry that comes next
+ * would lose it at its first statement (57P01) and answer 503. Two such sessions: one whose opening straddles the
+ * failure (a backend that finished its start-up just before a switchover's fast shutdown, or forked just before a
+ * kill -9 of the postmaster), and an idle one when the failure was heard outside any statement (between two
+ * statements of a request, which then fails with TypeORM's QueryRunnerAlreadyReleasedError)
+ * (docs/adr/0198-connections-begun-before-a-failure-are-not-handed-out.md).
  */
 
 /** The type byte of PostgreSQL's ReadyForQuery message ('Z'), which ends a connection's start-up. */
 const READY_FOR_QUERY = 0x5a;
 
+interface Link {
+  client: net.Socket;
+  upstream: net.Socket;
+  /** What the server sends is held (in `held`), its close too (`closed`). */
+  holding: boolean;
+  /** Opened while holdNew() was on: the server's messages go through until ReadyForQuery, which starts holding. */
+  untilReady: boolean;
+  /** Server bytes not yet forwarded while looking for ReadyForQuery. */
+  parsed: Buffer;
+  held: Buffer[];
+  closed: boolean;
+}
+
 /**
- * A TCP proxy that can hold what the server sends on the connections opened while it holds (their start-up
- * answer), and release it later: a connection begun before a failure whose client learns it is ready after it.
+ * A TCP proxy that can hold what the server sends on a connection, its close included, and release it later: a
+ * connection begun before a failure whose client learns it is ready after it (hold from the server's ReadyForQuery on,
+ * for connections opened while `holdNew` is on), or an idle session whose server died while its client has not heard
+ * of it yet (`holdConnection`).
  */
-class HandshakeHoldingProxy {
+class HoldingProxy {
   private server?: net.Server;
-  private readonly sockets = new Set<net.Socket>();
-  private holding = false;
-  private readonly held: (() => void)[] = [];
+  private readonly links = new Map<number, Link>();
+  private holdingNew = false;
   port = 0;
 
   constructor(
@@ -34,66 +49,77 @@ class HandshakeHoldingProxy {
   async start(): Promise<void> {
     this.server = net.createServer((client) => {
       const upstream = net.connect(this.targetPort, this.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('error', () => undefined).on('close', () => {
-          client.destroy();
-          upstream.destroy();
-          this.sockets.delete(s);
-        });
-      }
-      client.pipe(upstream);
-      if (!this.holding) {
-        upstream.pipe(client);
-        return;
-      }
-      // The start-up (authentication, parameters) goes through; from the server's ReadyForQuery message on, what it
-      // sends is held: the backend is started and idle, its client still waits to hear that it is ready.
-      let pending = Buffer.alloc(0);
-      let holding = false;
-      const buffered: Buffer[] = [];
-      const hold = (chunk: Buffer) => {
-        if (holding) return void buffered.push(chunk);
-        pending = Buffer.concat([pending, chunk]);
-        let at = 0;
-        while (pending.length - at >= 5) {
-          const length = pending.readInt32BE(at + 1);
-          if (pending[at] === READY_FOR_QUERY) {
-            holding = true;
-            break;
-          }
-          if (pending.length - at < 1 + length) break;
-          at += 1 + length;
-        }
-        if (at > 0) client.write(pending.subarray(0, at));
-        pending = pending.subarray(at);
-        if (holding) buffered.push(pending);
-      };
-      upstream.on('data', hold);
-      this.held.push(() => {
-        upstream.off('data', hold);
-        for (const chunk of buffered) client.write(chunk);
-        if (!holding && pending.length > 0) client.write(pending);
-        upstream.pipe(client);
+      const link: Link = { client, upstream, holding: false, untilReady: this.holdingNew, parsed: Buffer.alloc(0), held: [], closed: false };
+      const clientPort = client.remotePort!;
+      this.links.set(clientPort, link);
+      client.on('error', () => undefined).on('close', () => {
+        upstream.destroy();
+        this.links.delete(clientPort);
       });
+      upstream.on('error', () => undefined).on('close', () => {
+        if (link.holding) link.closed = true;
+        else client.destroy();
+      });
+      client.pipe(upstream);
+      upstream.on('data', (chunk: Buffer) => this.fromServer(link, chunk));
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.port = (this.server.address() as net.AddressInfo).port;
   }
 
-  /** Connections opened from now on get nothing from the server until release(). */
-  hold(): void {
-    this.holding = true;
+  private fromServer(link: Link, chunk: Buffer): void {
+    if (link.holding) return void link.held.push(chunk);
+    if (!link.untilReady) return void link.client.write(chunk);
+    // The start-up (authentication, parameters) goes through; from ReadyForQuery on, what the server sends is held:
+    // the backend is started and idle, its client still waits to hear that it is ready.
+    const data = Buffer.concat([link.parsed, chunk]);
+    let at = 0;
+    while (data.length - at >= 5 && data[at] !== READY_FOR_QUERY) {
+      const length = data.readInt32BE(at + 1);
+      if (data.length - at < 1 + length) break;
+      at += 1 + length;
+    }
+    if (at > 0) link.client.write(data.subarray(0, at));
+    link.parsed = data.subarray(at);
+    if (link.parsed.length > 0 && link.parsed[0] === READY_FOR_QUERY) {
+      link.untilReady = false;
+      link.holding = true;
+      link.held.push(link.parsed);
+    }
   }
 
-  /** Forwards what was held, and everything after it. */
+  /** Connections opened from now on get nothing from the server after their start-up until release(). */
+  holdNew(): void {
+    this.holdingNew = true;
+  }
+
+  /** The connection whose client uses `clientPort` gets nothing from the server, not even its close, until release(). */
+  holdConnection(clientPort: number): void {
+    const link = this.links.get(clientPort);
+    if (!link) throw new Error(`no connection from port ${clientPort}`);
+    link.holding = true;
+  }
+
+  /** Forwards what was held (and a close), and everything after it. */
   release(): void {
-    this.holding = false;
-    for (const flush of this.held.splice(0)) flush();
+    this.holdingNew = false;
+    for (const link of this.links.values()) {
+      if (link.untilReady) {
+        link.untilReady = false;
+        if (link.parsed.length > 0) link.client.write(link.parsed);
+      }
+      if (!link.holding) continue;
+      link.holding = false;
+      for (const chunk of link.held.splice(0)) link.client.write(chunk);
+      if (link.closed) link.client.end();
+    }
   }
 
   async stop(): Promise<void> {
-    for (const s of this.sockets) s.destroy();
+    for (const link of this.links.values()) {
+      link.client.destroy();
+      link.upstream.destroy();
+    }
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }
 
@@ -106,18 +132,18 @@ class HandshakeHoldingProxy {
   }
 }
 
-describe('a connection begun before the database was found lost is not handed out after it', () => {
+describe('no session of the server that failed is handed out after the failure is seen', () => {
   jest.setTimeout(30_000);
   const app = 'cms-connect-race';
   let url: string;
-  let proxy: HandshakeHoldingProxy;
+  let proxy: HoldingProxy;
   let admin: Client;
   let pool: InstanceType<typeof budgetedPg.Pool>;
 
   beforeAll(async () => {
     url = await createTestDatabase();
     const u = new URL(url);
-    proxy = new HandshakeHoldingProxy(u.hostname, Number(u.port));
+    proxy = new HoldingProxy(u.hostname, Number(u.port));
     await proxy.start();
     admin = new Client({ connectionString: url });
     await admin.connect();
@@ -155,7 +181,7 @@ describe('a connection begun before the database was found lost is not handed ou
     );
 
     // C: a session the server has started (its backend exists) while its client does not know it yet.
-    proxy.hold();
+    proxy.holdNew();
     const pending = pool.connect();
     const [pidC] = (await backends((pids) => pids.length === 2)).filter((pid) => pid !== pidA);
 
@@ -179,6 +205,41 @@ describe('a connection begun before the database was found lost is not handed ou
       );
       expect(answer).toEqual({ pid: expect.any(Number) });
       expect([pidA, pidC]).not.toContain((answer as { pid: number }).pid);
+    } finally {
+      c.release();
+    }
+  });
+  it('a session lost between two statements starts a new generation: an idle session of the same dead server is not handed out', async () => {
+    const pidOf = async (c: { query(text: string): Promise<{ rows: { pid: number }[] }> }) => (await c.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+    const a = await pool.connect();
+    const b = await pool.connect();
+    const [pidA, pidB] = [await pidOf(a), await pidOf(b)];
+    b.release();
+    // A is held between two statements, as TypeORM's query runner holds it (its next statement would throw
+    // QueryRunnerAlreadyReleasedError, which no statement of the pg client reports).
+    const lost = new Promise<Error>((resolve) => a.once('error', resolve));
+    a.on('error', () => undefined);
+    // The server dies (a kill -9 of its postmaster ends every session): B, idle in the pool, has not heard of it yet.
+    proxy.holdConnection((b as unknown as { connection: { stream: net.Socket } }).connection.stream.localPort!);
+    await admin.query('SELECT pg_terminate_backend($1)', [pidB]);
+    await admin.query('SELECT pg_terminate_backend($1)', [pidA]);
+    const error = await lost;
+    expect(databaseUnavailable(error)).toMatchObject({ cause: 'connection-lost' });
+    a.release(error);
+
+    // What the read retry does next: a connection from the pool, and B's news arrives.
+    const c = await pool.connect();
+    proxy.release();
+    try {
+      c.on('error', () => undefined);
+      await backends((pids) => !pids.includes(pidB));
+      const answer = await c.query('SELECT pg_backend_pid() AS pid').then(
+        (r) => ({ pid: r.rows[0].pid as number }),
+        (err: { code?: string; message?: string }) => ({ failed: err.code ?? err.message }),
+      );
+      // Handed B, the statement would find it lost (57P01): what a GET's retry met after a kill -9.
+      expect(answer).toEqual({ pid: expect.any(Number) });
+      expect([pidA, pidB]).not.toContain((answer as { pid: number }).pid);
     } finally {
       c.release();
     }
