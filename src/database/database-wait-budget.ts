@@ -184,9 +184,9 @@ class BudgetedPool extends BasePool {
   constructor(options: Record<string, unknown>) {
     super({ ...options, Client: BudgetedClient });
     // pg-pool makes each client with its options: the client reads the generation when it is made, so a connection
-    // begun before a failure and ready after it counts as made before it (closed instead of handed out). Taking the
-    // generation when it is ready instead handed such a session of a server shutting down (a switchover) or whose
-    // postmaster was killed to the read retry, which then lost it at its first statement (57P01).
+    // begun before a failure and ready after it counts as made before it (closed instead of handed out). Taken when it
+    // was ready, such a session of a server shutting down (a switchover) or whose postmaster was killed could be
+    // handed to the read retry, which then lost it at its first statement (57P01).
     (this.options as Record<symbol, unknown>)[POOL_GENERATION] = () => this.generation;
     this.on('connect', (client) => {
       client.onUnavailable = () => {
