@@ -29,9 +29,16 @@ export type UsageScope = 'organisation' | 'platform';
 
 /**
  * Priced segments: each interval of the ledger clipped to [from, to) and to "as of", cut where its price changes
- * (a part no price covers has price_identity null), and with `byDay` also cut at each UTC midnight. Columns: the
- * interval's, plus ps/pe (the segment), seconds (exact), units (node count, 1 for a control plane), price_identity,
- * currency, unit_price (the organisation type's, else the list price), list_unit_price, day (with byDay).
+ * (a part no price covers has price_identity null). Columns: the interval's, plus ps/pe (the segment), seconds
+ * (exact), units (node count, 1 for a control plane), price_identity, currency, unit_price (the organisation type's,
+ * else the list price), list_unit_price.
+ *
+ * With `byDay`, for the usage by UTC day, rows of kind, price_identity, unit_price, list_unit_price, units, day and
+ * seconds only, with the same sums per day as each segment cut at every midnight: a segment's part of its first and
+ * of its last day is a row of its own, and the whole days between are counted, not generated: each segment adds its
+ * units from its second day and takes them away from its last, a running sum over the window's days gives each
+ * day's units per price, and a whole day is one row of 86,400 seconds times those units. A month of 40,000
+ * intervals makes some 80,000 rows instead of one per interval and day (1.2 million).
  */
 export function segmentsCte(scope: UsageScope, byDay: boolean): string {
   const where = scope === 'organisation' ? 'ui.organisation_id = $1 AND' : '$1::bigint IS NULL AND';
@@ -59,14 +66,37 @@ export function segmentsCte(scope: UsageScope, byDay: boolean): string {
   ),
   ${
     byDay
-      ? `seg AS (
-    SELECT p.*, GREATEST(p.ps, d.d) AS sps, LEAST(p.pe, d.d + interval '1 day') AS spe, (d.d AT TIME ZONE 'UTC')::date AS day
-      FROM priced p
-      CROSS JOIN LATERAL generate_series(date_trunc('day', p.ps, 'UTC'), p.pe - interval '1 microsecond', interval '1 day') AS d(d)
+      ? `cut AS (
+    SELECT p.kind, p.price_identity, p.unit_price, p.list_unit_price, COALESCE(p.node_count, 1) AS units, p.ps, p.pe,
+           date_trunc('day', p.ps, 'UTC') AS d0, date_trunc('day', p.pe - interval '1 microsecond', 'UTC') AS d1
+      FROM priced p WHERE p.pe > p.ps
+  ),
+  pieces AS (
+    SELECT kind, price_identity, unit_price, list_unit_price, units, d0 AS d, ps AS sps, LEAST(pe, d0 + interval '24 hours') AS spe FROM cut
+    UNION ALL
+    SELECT kind, price_identity, unit_price, list_unit_price, units, d1, d1, pe FROM cut WHERE d1 > d0
+  ),
+  deltas AS (
+    SELECT kind, price_identity, unit_price, list_unit_price, d0 + interval '24 hours' AS d, units AS delta FROM cut WHERE d1 > d0 + interval '24 hours'
+    UNION ALL
+    SELECT kind, price_identity, unit_price, list_unit_price, d1, -units FROM cut WHERE d1 > d0 + interval '24 hours'
+  ),
+  whole AS (
+    SELECT k.kind, k.price_identity, k.unit_price, k.list_unit_price, c.d,
+           sum(COALESCE(x.delta, 0)) OVER (PARTITION BY k.kind, k.price_identity, k.unit_price, k.list_unit_price ORDER BY c.d) AS units
+      FROM (SELECT DISTINCT kind, price_identity, unit_price, list_unit_price FROM deltas) k
+      CROSS JOIN generate_series(date_trunc('day', $2::timestamptz, 'UTC'), $3::timestamptz, interval '24 hours') AS c(d)
+      LEFT JOIN (SELECT kind, price_identity, unit_price, list_unit_price, d, sum(delta) AS delta FROM deltas GROUP BY 1, 2, 3, 4, 5) x
+        ON x.kind = k.kind AND x.price_identity IS NOT DISTINCT FROM k.price_identity AND x.unit_price IS NOT DISTINCT FROM k.unit_price
+       AND x.list_unit_price IS NOT DISTINCT FROM k.list_unit_price AND x.d = c.d
   ),
   segments AS (
-    SELECT seg.*, extract(epoch FROM seg.spe) - extract(epoch FROM seg.sps) AS seconds, COALESCE(seg.node_count, 1) AS units
-      FROM seg WHERE seg.spe > seg.sps
+    SELECT kind, price_identity, unit_price, list_unit_price, units, (d AT TIME ZONE 'UTC')::date AS day,
+           extract(epoch FROM spe) - extract(epoch FROM sps) AS seconds
+      FROM pieces WHERE spe > sps
+    UNION ALL
+    SELECT kind, price_identity, unit_price, list_unit_price, units, (d AT TIME ZONE 'UTC')::date, 86400
+      FROM whole WHERE units <> 0
   )`
       : `segments AS (
     SELECT priced.*, priced.ps AS sps, priced.pe AS spe, NULL::date AS day,
@@ -76,10 +106,13 @@ export function segmentsCte(scope: UsageScope, byDay: boolean): string {
   }`;
 }
 
-/** Exact amounts of a group of segments, then rounded once (ADR 0201). */
+/**
+ * Exact amounts of a group of segments, then rounded once (ADR 0201). A control plane's units are 1, except in the
+ * whole-day rows of the usage by day, which stand for as many control planes as ran that day.
+ */
 export const AMOUNTS = `
     round(sum(seconds * units) / 3600, 6) AS quantity,
-    round(sum(CASE WHEN kind = 'CONTROL_PLANE' THEN seconds ELSE 0 END) / 3600, 6) AS control_plane_hours,
+    round(sum(CASE WHEN kind = 'CONTROL_PLANE' THEN seconds * units ELSE 0 END) / 3600, 6) AS control_plane_hours,
     round(sum(CASE WHEN kind = 'NODES' THEN seconds * units ELSE 0 END) / 3600, 6) AS node_hours,
     round(COALESCE(sum(seconds * units * unit_price) / 3600, 0), 2) AS billed_cost,
     round(COALESCE(sum(seconds * units * list_unit_price) / 3600, 0), 2) AS list_cost,
