@@ -17,7 +17,8 @@ import { seedClusters } from './seed';
 /**
  * npm run bench:metering — the usage query and the FOCUS export of an organisation with 10,000 clusters over a month.
  *
- * A fresh embedded PostgreSQL, the application booted in-process, BENCH_CLUSTERS clusters (two node pools each)
+ * A fresh embedded PostgreSQL, the application booted in-process (with the service's Node.js flags, package.json
+ * config.nodeFlags, as `npm start` runs it), BENCH_CLUSTERS clusters (two node pools each)
  * seeded in SQL (bench/seed.ts; the ledger's triggers record them), their usage reaching back over the whole month
  * (each workers pool at 3 nodes for the first half, then 2: two intervals per pool) and a price book with a price
  * change mid-month. Measured, each the median of BENCH_REPEAT runs: the usage query grouped by cluster and by day,
@@ -244,6 +245,9 @@ async function main(): Promise<void> {
   const report: Record<string, unknown> = {
     startedAt: new Date().toISOString(),
     node: process.version,
+    // The service's heap settings (package.json config.nodeFlags, as `npm start` and the image run it): the export's
+    // peak memory is mostly young garbage, whose room these bound.
+    nodeFlags: process.execArgv.filter((a) => a.startsWith('--max-')),
     cpus: os.cpus().length,
     loadAverageAtStart: os.loadavg().map((x) => +x.toFixed(2)),
     clusters: CLUSTERS,
