@@ -32,6 +32,7 @@ import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { MUTATING_ROUTE, RouteScope, scopeGlobalInterceptors } from './common/route-interceptors';
 import { SecretResponseInterceptor } from './common/secret-response.interceptor';
 import { retryReadsOnce } from './database/read-retry';
+import { AUTHORIZE_DIALOG_AT_TOP_JS } from './swagger-ui-authorize';
 
 /** proxy-addr's trust function for a hop count: hop 0 is the socket peer. */
 function trustHops(hops: number): (address: string, hop: number) => boolean {
@@ -274,6 +275,8 @@ export async function createApp(
       // The filter box over the tags, links to each operation (#/Tag/operationId), the token kept across reloads, and
       // how long each Try it out took.
       swaggerOptions: { filter: true, deepLinking: true, persistAuthorization: true, displayRequestDuration: true },
+      // The Authorize dialog opens at its top, in the `token` scheme's field (Swagger UI would focus the last scheme's).
+      customJsStr: AUTHORIZE_DIALOG_AT_TOP_JS,
       // Swagger UI's pre-filled times are relative to when it is opened (a silence ending in two hours, a token
       // expiring in a month); the document itself (/v3/api-docs, docs/openapi.json) keeps them as written.
       patchDocumentOnRequest: (req: unknown, _res: unknown, doc: OpenAPIObject) => (String((req as { url?: string }).url).endsWith('/swagger-ui-init.js') ? shiftTimeExamplesNow(doc) : doc),

@@ -21,7 +21,11 @@ import { addExamples } from './openapi-examples';
  *   parameter lengths, integer formats and ranges (applyBounds).
  */
 
-/** Tag order in Swagger UI: the order a newcomer needs them, with what each group is for. */
+/**
+ * Tag order in Swagger UI: the order a newcomer needs them, with what each group is for. What a cluster names comes
+ * before it (environments, cloud accounts, maintenance schedules), so that going through the page backwards, as
+ * `terraform destroy` and test/browser's DELETEs do, deletes the cluster before what it used.
+ */
 export const TAGS: { name: string; description: string }[] = [
   { name: 'Organisations', description: 'Organisations, their quotas, compute and agreements (OWNER deletes, ADMIN changes)' },
   { name: 'Organisation members', description: 'Members and their roles (OWNER, ADMIN, MEMBER, VIEWER)' },
@@ -30,9 +34,9 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'Catalog', description: 'Cloud providers, regions, node types, cloud profiles, cluster versions and update channels: what a cluster can be made of' },
   { name: 'Environments', description: 'Environments of an organisation and their member overrides' },
   { name: 'Cloud accounts', description: 'Cloud accounts and their credentials (ADMIN changes)' },
+  { name: 'Maintenance schedules', description: 'Weekly maintenance windows with time zones and exclusions' },
   { name: 'Clusters', description: 'Clusters: create, change, stop, start and delete; provisioning moves them through their states' },
   { name: 'Node pools', description: 'Node pools of a cluster' },
-  { name: 'Maintenance schedules', description: 'Weekly maintenance windows with time zones and exclusions' },
   { name: 'Scheduled cluster upgrades', description: 'Upgrades planned by the scheduler or an administrator, and their states' },
   { name: 'Observability', description: 'Monitoring tenants, alerting configuration, alerts and silences' },
   { name: 'Integrations', description: 'Dashboard and organisation integrations' },

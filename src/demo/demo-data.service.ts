@@ -28,6 +28,8 @@ import { TenantsService } from '../observability/tenants.service';
 import { CreateOrganisationRequest } from '../organisations/dto/organisation.dto';
 import { OrganisationEntity } from '../identity/organisation.entity';
 import { OrganisationsService } from '../organisations/organisations.service';
+import { OrganisationMembersService } from '../organisations/organisation-members.service';
+import { AddMemberRequest } from '../organisations/dto/member.dto';
 import { ClusterPoliciesService } from '../policies/cluster-policies.service';
 import { CreateClusterPolicyRequest } from '../policies/dto/cluster-policy.dto';
 import { CreateScheduledClusterUpgradeRequest } from '../upgrades/dto/scheduled-cluster-upgrade.dto';
@@ -80,6 +82,7 @@ export class DemoDataService {
     private readonly recorder: AuditRecorder,
     private readonly audit: AuditService,
     private readonly organisations: OrganisationsService,
+    private readonly members: OrganisationMembersService,
     private readonly environments: EnvironmentsService,
     private readonly accounts: CloudAccountsService,
     private readonly credentials: CloudCredentialsService,
@@ -119,8 +122,9 @@ export class DemoDataService {
         }
         const admin = await tx.getRepository(UserEntity).findOne({ where: { platformAdmin: true }, order: { id: 'ASC' } });
         if (!admin) throw new Error('Demo data: no platform administrator to own the demo organisation');
-        // One pin per table; the platform policy's is pinned just before it is created (after the organisation's).
-        const { platformPolicy: _later, ...first } = DEMO_IDENTITIES;
+        // One pin per table; the platform policy's, the spare credentials' and the colleague's membership are pinned
+        // just before they are created (after the organisation's policy, the primary credentials, the owner's membership).
+        const { platformPolicy: _later, spareCloudCredentials: _spare, colleagueMember: _colleague, ...first } = DEMO_IDENTITIES;
         pinIdentities(Object.fromEntries(Object.entries(first).map(([k, v]) => [DEMO_IDENTITY_TABLES[k as keyof typeof DEMO_IDENTITIES], v])));
         await this.create(admin);
         return true;
@@ -133,9 +137,10 @@ export class DemoDataService {
       this.startupNotice = [
         `Demo organisation '${DEMO_SLUGS.organisation}' (owner: the bootstrap administrator) was created on this first start:`,
         `  environment ${DEMO_SLUGS.environment}, cluster ${DEMO_SLUGS.cluster} (provisioned by the simulated driver in the background),`,
-        '  a cloud account, a maintenance schedule, a scheduled upgrade, an alert and a silence, a disabled webhook, a cluster',
-        '  policy, a second personal access token of the administrator (never shown) to try revoking, a price book, a month',
-        '  of usage with its statement, and a budget.',
+        '  a colleague (member sam.operator), a cloud account with two keys (the old one to try deleting), a maintenance',
+        '  schedule, a scheduled upgrade, an alert and a silence, a disabled webhook, a cluster policy, a second personal',
+        '  access token of the administrator (never shown) to try revoking, a price book, a month of usage with its',
+        '  statement, and a budget.',
         "  Swagger UI's pre-filled example values address them. Start with DEMO_DATA=false for an empty service.",
       ].join('\n');
     }
@@ -167,6 +172,17 @@ export class DemoDataService {
         displayName: 'ci deployer',
         // The documentation's example key pair: the simulated driver accepts any.
         credentials: { accessKeyId: 'AKIAIOSFODNN7EXAMPLE', accessKeySecret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' },
+      }),
+    );
+    // Not primary (the account has one): the example of DELETE .../credentials/{credentialsIdentity}.
+    pinIdentities({ [DEMO_IDENTITY_TABLES.spareCloudCredentials]: DEMO_IDENTITIES.spareCloudCredentials });
+    await this.credentials.create(
+      org,
+      account.identity,
+      'platform_1',
+      body(Platform1CredentialsRequest, {
+        displayName: 'old deployer key (rotated out; delete it to try)',
+        credentials: { accessKeyId: 'AKIAI44QH8DHBEXAMPLE', accessKeySecret: 'je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY' },
       }),
     );
     const schedule = await this.maintenance.create(
@@ -273,6 +289,11 @@ export class DemoDataService {
     );
     // A colleague who is not a member yet: the example of POST .../members.
     await this.users.add(body(AddUserRequest, { username: 'jane.doe', email: 'jane.doe@acme.example' }));
+    // A colleague who is one: the example of PATCH and DELETE .../members/{memberIdentity}.
+    await this.users.add(body(AddUserRequest, { username: 'sam.operator', email: 'sam.operator@acme.example' }));
+    pinIdentities({ [DEMO_IDENTITY_TABLES.colleagueMember]: DEMO_IDENTITIES.colleagueMember });
+    const [owner] = await this.txHost.tx.query(`SELECT role FROM organisation_members WHERE organisation_id = $1 AND user_id = $2`, [org.id, admin.id]);
+    await this.members.add({ organisation: org, member: null, role: owner.role }, body(AddMemberRequest, { username: 'sam.operator', role: 'MEMBER', kubernetesRole: 'EDIT' }));
     await this.tokens.provision(admin, body(ProvisionPersonalAccessTokenRequest, { name: 'demo token (never shown; revoke it to try)' }));
     await this.writeAudit(actor);
     await this.receiveAlert(org);

@@ -40,6 +40,17 @@ export const DEMO_IDENTITIES = {
   personalAccessToken: 'ac3e0000-0000-4000-8000-000000000010',
   /** An active silence in the demo cluster's tenant. */
   silence: 'ac3e0000-0000-4000-8000-000000000011',
+  /**
+   * A second key of the demo account, not its primary one (rotated out, kept by mistake): the example of the
+   * credentials paths, so their DELETE removes it. The primary credentials (`cloudCredentials`) are held while
+   * clusters of the account exist or are being deleted.
+   */
+  spareCloudCredentials: 'ac3e0000-0000-4000-8000-000000000012',
+  /**
+   * The membership of a colleague (user `sam.operator`, MEMBER): the example of the member paths, so their PATCH and
+   * DELETE change someone who can be changed (the administrator is the only OWNER, and an organisation keeps one).
+   */
+  colleagueMember: 'ac3e0000-0000-4000-8000-000000000013',
 } as const;
 
 /** Which table each identity is pinned for while the seeder runs (src/common/pinned-identities.ts). */
@@ -61,6 +72,8 @@ export const DEMO_IDENTITY_TABLES: Record<keyof typeof DEMO_IDENTITIES, string> 
   budget: 'budgets',
   personalAccessToken: 'personal_access_tokens',
   silence: 'alert_silences',
+  spareCloudCredentials: 'cloud_credentials',
+  colleagueMember: 'organisation_members',
 };
 
 /** The example of each slug path parameter, by parameter name. */
@@ -76,10 +89,10 @@ export const SLUG_PARAMETER_EXAMPLES: Record<SlugPathParameter, string> = {
 /** The example of each identity path parameter, by parameter name (`identity` only appears on scheduled upgrades). */
 export const UUID_PARAMETER_EXAMPLES: Record<string, string> = {
   organisationIdentity: DEMO_IDENTITIES.organisation,
-  memberIdentity: DEMO_IDENTITIES.organisationMember,
+  memberIdentity: DEMO_IDENTITIES.colleagueMember,
   organisationIntegrationIdentity: DEMO_IDENTITIES.organisationIntegration,
   cloudAccountIdentity: DEMO_IDENTITIES.cloudAccount,
-  credentialsIdentity: DEMO_IDENTITIES.cloudCredentials,
+  credentialsIdentity: DEMO_IDENTITIES.spareCloudCredentials,
   maintenanceScheduleIdentity: DEMO_IDENTITIES.maintenanceSchedule,
   clusterIdentity: DEMO_IDENTITIES.cluster,
   nodePoolIdentity: DEMO_IDENTITIES.nodePool,

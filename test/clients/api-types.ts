@@ -14452,7 +14452,7 @@ export interface operations {
                 environmentSlug: string;
                 /**
                  * @description Identity of the organisation membership
-                 * @example ac3e0000-0000-4000-8000-000000000002
+                 * @example ac3e0000-0000-4000-8000-000000000013
                  */
                 memberIdentity: string;
                 organisationSlug: string;
@@ -14624,7 +14624,7 @@ export interface operations {
             path: {
                 /** @example production */
                 environmentSlug: string;
-                /** @example ac3e0000-0000-4000-8000-000000000002 */
+                /** @example ac3e0000-0000-4000-8000-000000000013 */
                 memberIdentity: string;
                 organisationSlug: string;
             };
@@ -17452,7 +17452,7 @@ export interface operations {
             path: {
                 /** @example ac3e0000-0000-4000-8000-000000000005 */
                 cloudAccountIdentity: string;
-                /** @example ac3e0000-0000-4000-8000-000000000006 */
+                /** @example ac3e0000-0000-4000-8000-000000000012 */
                 credentialsIdentity: string;
                 organisationSlug: string;
             };
@@ -22314,7 +22314,7 @@ export interface operations {
             path: {
                 /**
                  * @description Identity of the membership
-                 * @example ac3e0000-0000-4000-8000-000000000002
+                 * @example ac3e0000-0000-4000-8000-000000000013
                  */
                 memberIdentity: string;
                 /** @description Slug of the organisation */
@@ -22438,7 +22438,7 @@ export interface operations {
             path: {
                 /**
                  * @description Identity of the membership
-                 * @example ac3e0000-0000-4000-8000-000000000002
+                 * @example ac3e0000-0000-4000-8000-000000000013
                  */
                 memberIdentity: string;
                 /** @description Slug of the organisation */

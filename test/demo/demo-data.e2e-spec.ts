@@ -29,7 +29,13 @@ describe('Demo data on a fresh install', () => {
     expect(org.body.identity).toBe(DEMO_IDENTITIES.organisation);
     const members = await admin.get(`/api/v1/organisations/acme/members`).expect(200);
     const list = members.body.content ?? members.body;
-    expect(list).toEqual([expect.objectContaining({ identity: DEMO_IDENTITIES.organisationMember, role: 'OWNER' })]);
+    expect(list).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ identity: DEMO_IDENTITIES.organisationMember, role: 'OWNER' }),
+        expect.objectContaining({ identity: DEMO_IDENTITIES.colleagueMember, role: 'MEMBER' }),
+      ]),
+    );
+    expect(list).toHaveLength(2);
 
     const cluster = await admin.get('/api/v1/orgs/acme/clusters/production/web').expect(200);
     expect(cluster.body).toMatchObject({ identity: DEMO_IDENTITIES.cluster, status: 'started', version: '1.31.6' });
@@ -40,7 +46,9 @@ describe('Demo data on a fresh install', () => {
     const account = await admin.get(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}`).expect(200);
     expect(account.body.displayName).toBe('Production account');
     const creds = await admin.get(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}/credentials`).expect(200);
-    expect(creds.body.content.map((c: { identity: string }) => c.identity)).toEqual([DEMO_IDENTITIES.cloudCredentials]);
+    const keys = creds.body.content.map((c: { identity: string; isPrimary: boolean }) => [c.identity, c.isPrimary]);
+    expect(keys).toEqual(expect.arrayContaining([[DEMO_IDENTITIES.cloudCredentials, true], [DEMO_IDENTITIES.spareCloudCredentials, false]]));
+    expect(keys).toHaveLength(2);
     await admin.get(`/api/v1/organisations/acme/maintenance-schedule/${DEMO_IDENTITIES.maintenanceSchedule}`).expect(200);
     const upgrade = await admin.get(`/admin/v1/scheduled-cluster-upgrades/${DEMO_IDENTITIES.scheduledClusterUpgrade}`).expect(200);
     expect(upgrade.body).toMatchObject({ toClusterVersion: '1.32.1', status: 'SCHEDULED' });
@@ -146,6 +154,18 @@ describe('Demo data on a fresh install', () => {
     const outsider = await t.as(user.token).get('/api/v1/orgs/no-such-org/clusters');
     expect(outsider.status).toBe(403);
     expect((await t.as(user.token).get('/api/v1/orgs/acme/clusters')).status).toBe(403);
+  });
+
+  it("the examples' delete targets can be changed and deleted: the colleague's membership and the old key, not the owner's or the primary", async () => {
+    const admin = t.admin();
+    const member = await admin.patch(`/api/v1/organisations/acme/members/${DEMO_IDENTITIES.colleagueMember}`).send({ role: 'ADMIN' });
+    expect(member.status).toBe(200);
+    const owner = await admin.patch(`/api/v1/organisations/acme/members/${DEMO_IDENTITIES.organisationMember}`).send({ role: 'ADMIN' });
+    expect(owner.status).toBe(409);
+    const primary = await admin.delete(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}/credentials/${DEMO_IDENTITIES.cloudCredentials}`);
+    expect(primary.status).toBe(409);
+    expect(String((await admin.delete(`/api/v1/orgs/acme/cloud-accounts/${DEMO_IDENTITIES.cloudAccount}/credentials/${DEMO_IDENTITIES.spareCloudCredentials}`)).status)).toMatch(/^20[04]$/);
+    expect(String((await admin.delete(`/api/v1/organisations/acme/members/${DEMO_IDENTITIES.colleagueMember}`)).status)).toMatch(/^20[04]$/);
   });
 
   it('is created once: a second start on the same database adds nothing (a marker row records it)', async () => {
