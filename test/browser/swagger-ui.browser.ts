@@ -39,7 +39,11 @@ const RESPONSE_TIMEOUT_MS = 30_000;
  * install, by operation, each with why it is right (the message says so too). Anything else fails the run.
  */
 export const SENSIBLE_4XX: Record<string, { status: string; reason: string }> = {
-  // DELETEs run last, in reverse order; these find the demo's data still in use, or already gone, and say so.
+  // Each answer teaches a rule: what the demo holds, or what an earlier step of the run (the page's examples, top to
+  // bottom, then its DELETEs bottom to top) left, and the message says so. The demo's own delete targets (a colleague's
+  // membership, an old key) and the tag order (what a cluster uses comes before it) keep the rest of the run 2xx (ADR 0173).
+  // The summary names any entry an operation no longer needs ("not needed").
+  // DELETEs run last, in reverse order; these find the demo's data still in use, or already gone.
   'DELETE /admin/v1/price-book/{entryIdentity}': {
     status: '409',
     reason: "the demo's entry is in effect: a price that has applied is never deleted, only closed with effectiveTo (PATCH's example does that)",
@@ -64,10 +68,6 @@ export const SENSIBLE_4XX: Record<string, { status: string; reason: string }> = 
   'POST /admin/v1/scheduled-cluster-upgrades': {
     status: '409',
     reason: 'the demo cluster already has an open scheduled upgrade (one per cluster); PUT and PATCH change that one',
-  },
-  'POST /api/v1/orgs/{organisationSlug}/webhooks/{webhookIdentity}/ping': {
-    status: '409',
-    reason: 'the demo webhook is disabled (it never sends); enable it with a URL you own to ping it',
   },
   'POST /api/v1/orgs/{organisationSlug}/webhooks/{webhookIdentity}/deliveries/{deliveryIdentity}/redeliver': {
     status: '404',
