@@ -229,21 +229,28 @@ async function postmasterPid(url: string): Promise<number> {
   }
 }
 
-/**
- * CPU ms of the database: the postmaster and its children alive now (a backend that ended within a phase is
- * missed; the service's pool keeps its connections).
- */
-function databaseCpuMs(postmaster: number): number {
-  let ms = processCpuMs(postmaster);
+/** CPU ms of the database by process: the postmaster and its children alive now. */
+function databaseCpuMs(postmaster: number): Map<number, number> {
+  const out = new Map<number, number>([[postmaster, processCpuMs(postmaster)]]);
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) ms += processCpuMs(Number(entry));
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) out.set(Number(entry), processCpuMs(Number(entry)));
     } catch {
       /* gone meanwhile */
     }
   }
+  return out;
+}
+
+/**
+ * The database's CPU ms between two readings: per process alive at the end, what it used since the first reading
+ * (all of it when it started since). A backend that ended in between is missed, never counted negative.
+ */
+function databaseCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let ms = 0;
+  for (const [pid, cpu] of after) ms += Math.max(0, cpu - (before.get(pid) ?? 0));
   return ms;
 }
 
@@ -342,7 +349,7 @@ async function measure(url: string, priority: string, other: { organisationSlug:
         loop.disable();
         const after = cpuMs(pid);
         const acc = cpu[on ? 'on' : 'off'];
-        acc.database += databaseCpuMs(postmaster) - databaseBefore;
+        acc.database += databaseCpuDelta(databaseBefore, databaseCpuMs(postmaster));
         const bench = process.cpuUsage(benchBefore);
         acc.bench += (bench.user + bench.system) / 1000;
         acc.process += after.process - before.process;
