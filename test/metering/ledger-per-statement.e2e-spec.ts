@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { UsageLedgerPerStatement1795400320100 } from '../../src/database/migrations/1795400320100-UsageLedgerPerStatement';
 import { createTestDatabase } from '../support/test-app';
+import { seededRandom } from '../support/seeded-random';
 
 /**
  * The ledger's statement triggers (migration UsageLedgerPerStatement, docs/adr/0203) write the same ledger as the row
@@ -13,17 +14,6 @@ import { createTestDatabase } from '../support/test-app';
  */
 const T0 = Date.parse('2026-05-01T00:00:00Z');
 const STEPS = 400;
-
-/** mulberry32: a small seeded generator, so both databases and every run see the same statements. */
-function generator(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const uuid = (kind: number, n: number) => `00000000-0000-4000-8000-${kind.toString(16).padStart(4, '0')}${n.toString(16).padStart(8, '0')}`;
 
@@ -60,7 +50,7 @@ async function fixture(db: Client): Promise<{ org: string; env: string; account:
 
 /** Pseudo-random transactions of one to three statements, as SQL text (the same text runs on both databases). */
 function workload(f: { org: string; env: string; account: string }, seed: number): { sql: string[]; rollback: boolean }[] {
-  const rnd = generator(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(xs: T[]): T => xs[Math.floor(rnd() * xs.length)];
   const some = <T>(xs: T[], max: number): T[] => {
     const n = 1 + Math.floor(rnd() * Math.min(max, xs.length));

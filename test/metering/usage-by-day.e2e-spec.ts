@@ -1,6 +1,7 @@
 import { AMOUNTS, segmentsCte } from '../../src/metering/usage-sql';
 import { createOrgFixture, OrgFixture } from '../clusters/cluster-fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
+import { seededRandom } from '../support/seeded-random';
 
 /**
  * The usage by UTC day counts the whole days of a segment instead of generating a row for each (src/metering/usage-sql.ts,
@@ -12,16 +13,6 @@ import { startTestApp, TestApp } from '../support/test-app';
  */
 const SEED = 41;
 const INTERVALS = 400;
-
-function generator(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('usage by day', () => {
   let t: TestApp;
@@ -41,7 +32,7 @@ describe('usage by day', () => {
     await price({ kind: 'NODE', nodeType: 'm5.large', listPricePerHour: '0.12', organisationTypePrices: { BUSINESS: '0.11' }, effectiveFrom: '2026-04-16T07:30:00Z' });
     await price({ kind: 'NODE', nodeType: 'm5.xlarge', listPricePerHour: '0.192', effectiveFrom: '2026-04-01T00:00:00Z' });
 
-    const random = generator(SEED);
+    const random = seededRandom(SEED);
     const base = Date.parse('2026-03-25T00:00:00Z');
     const span = 45 * 86_400_000;
     const rows: unknown[][] = [];
