@@ -2,7 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
+import { MAX_PAGE_SIZE, Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../identity/organisation.entity';
 import { StatementLine, StatementResponse, StatementSummary } from './dto/usage.dto';
 import { linesSql } from './usage-sql';
@@ -119,50 +119,77 @@ export class StatementsService {
     const pageIds = ordered.slice(req.offset, req.offset + req.size);
     const content: StatementSummary[] = [];
     for (const id of pageIds) {
-      const s = await this.statement(org, periodOf(id)!, now);
+      // Totals only: one line is read (for its currency), not the period's thousands.
+      const s = await this.statement(org, periodOf(id)!, now, 0, 1);
       content.push({ period: s.period, status: s.status, closedAt: s.closedAt, currency: s.currency, billedCost: s.totals.billedCost, listCost: s.totals.listCost });
     }
     return toPage(content, ids.length, req, 'A');
   }
 
-  async get(org: OrganisationEntity, id: string): Promise<StatementResponse> {
+  /**
+   * One period's statement with one page of its lines (`query`: page and size, at most MAX_PAGE_SIZE lines; the
+   * default is the largest page, so a statement of up to that many lines comes whole). Lines are paged, never all held
+   * at once: a month of 10,000 clusters has 50,000 of them. The totals and `lineCount` are the whole statement's.
+   */
+  async get(org: OrganisationEntity, id: string, query: PageQueryDto = {}): Promise<StatementResponse> {
     const period = periodOf(id);
     const now = this.clock.now();
     if (!period) throw new NotFoundException(`There is no period '${id}'; periods look like 2026-11 (a calendar month in UTC).`);
     if (period.start.getTime() > now.getTime()) throw new NotFoundException(`Period ${id} has not begun.`);
-    return this.statement(org, period, now);
+    const { page, size } = toPageRequest({ page: query.page, size: query.size ?? MAX_PAGE_SIZE }, {});
+    return this.statement(org, period, now, page, size);
   }
 
-  private async statement(org: OrganisationEntity, period: Period, now: Date): Promise<StatementResponse> {
+  private async statement(org: OrganisationEntity, period: Period, now: Date, page: number, size: number): Promise<StatementResponse> {
+    const offset = page * size;
     const [closed] = await this.tx.query(`SELECT organisation_type, closed_at FROM statement_periods WHERE organisation_id = $1 AND period = $2`, [
       org.id,
       period.id,
     ]);
     const [{ currency: bookCurrency }] = await this.tx.query(`SELECT min(currency) AS currency FROM price_book_entries`);
     let rows: Record<string, any>[];
-    let totals: Record<string, string>;
+    let totals: { billed: string; list: string; corrections: string; lines: number };
     if (closed) {
-      rows = await this.tx.query(`${STORED_LINES_SQL} WHERE l.organisation_id = $1 AND l.period = $2 ORDER BY l.id`, [org.id, period.id]);
+      rows = await this.tx.query(`${STORED_LINES_SQL} WHERE l.organisation_id = $1 AND l.period = $2 ORDER BY l.id LIMIT $3 OFFSET $4`, [
+        org.id,
+        period.id,
+        size,
+        offset,
+      ]);
       [totals] = await this.tx.query(
         `SELECT COALESCE(sum(billed_cost), 0)::numeric(20,2)::text AS billed, COALESCE(sum(list_cost), 0)::numeric(20,2)::text AS list,
-                COALESCE(sum(billed_cost) FILTER (WHERE charge_class = 'Correction'), 0)::numeric(20,2)::text AS corrections
+                COALESCE(sum(billed_cost) FILTER (WHERE charge_class = 'Correction'), 0)::numeric(20,2)::text AS corrections,
+                count(*)::int AS lines
            FROM statement_lines WHERE organisation_id = $1 AND period = $2`,
         [org.id, period.id],
       );
     } else {
       const asOf = new Date(Math.min(now.getTime(), period.end.getTime()));
+      const params = [org.id, period.start, period.end, asOf, org.type];
+      // The page, numbered in the lines' order, with the whole statement's totals and count beside each line.
       rows = await this.tx.query(
-        `SELECT ${OPEN_LINE_COLUMNS}, (sum(l.billed_cost) OVER ())::text AS t_billed, (sum(l.list_cost) OVER ())::text AS t_list
-           FROM (${linesSql('organisation')}) l`,
-        [org.id, period.start, period.end, asOf, org.type],
+        `SELECT * FROM (
+           SELECT ${OPEN_LINE_COLUMNS}, row_number() OVER () AS line_number, count(*) OVER ()::int AS t_lines,
+                  (sum(l.billed_cost) OVER ())::text AS t_billed, (sum(l.list_cost) OVER ())::text AS t_list
+             FROM (${linesSql('organisation')}) l) x
+          ORDER BY line_number LIMIT $6 OFFSET $7`,
+        [...params, size, offset],
       );
+      // A page past the last line has no row to carry them: the totals on their own.
+      const [t] = rows.length
+        ? [rows[0]]
+        : await this.tx.query(
+            `SELECT count(*)::int AS t_lines, sum(l.billed_cost)::text AS t_billed, sum(l.list_cost)::text AS t_list FROM (${linesSql('organisation')}) l`,
+            params,
+          );
       totals = {
-        billed: rows[0] ? String(rows[0].t_billed) : '0.00',
-        list: rows[0] ? String(rows[0].t_list) : '0.00',
+        billed: t?.t_billed != null ? String(t.t_billed) : '0.00',
+        list: t?.t_list != null ? String(t.t_list) : '0.00',
         corrections: '0.00',
+        lines: t?.t_lines ?? 0,
       };
     }
-    const lines = rows.map((r, i) => toLine(r, i + 1));
+    const lines = rows.map((r, i) => toLine(r, offset + i + 1));
     const currency = lines.find((l) => l.currency)?.currency ?? bookCurrency ?? null;
     return {
       organisation: org.slug,
@@ -175,6 +202,9 @@ export class StatementsService {
       asOf: (closed ? period.end : new Date(Math.min(now.getTime(), period.end.getTime()))).toISOString(),
       organisationType: closed ? closed.organisation_type : org.type,
       currency,
+      lineCount: Number(totals.lines),
+      page,
+      size,
       lines,
       totals: { billedCost: totals.billed, listCost: totals.list, corrections: totals.corrections },
     };

@@ -4,7 +4,7 @@ import { ApiDoc, ApiStandardErrors } from '../common/api-docs';
 import { ApiPageResponse, Page } from '../common/paging';
 import { RequireOrgRole } from '../common/route-access';
 import { OrgContext, OrganisationContext } from '../identity/organisation-context';
-import { StatementListQuery, StatementResponse, StatementSummary, UsageQuery, UsageResponse } from './dto/usage.dto';
+import { StatementListQuery, StatementQuery, StatementResponse, StatementSummary, UsageQuery, UsageResponse } from './dto/usage.dto';
 import { StatementsService } from './statements.service';
 import { UsageExportQuery } from './dto/usage-export.dto';
 import { focusResponseContent } from './focus';
@@ -76,13 +76,16 @@ export class UsageController {
     description:
       'The line items of a calendar month (UTC): one per cluster resource (control plane or node pool), SKU and price, ' +
       'with quantity, unit prices and costs. An OPEN period is computed from the ledger as of now; a CLOSED one is what ' +
-      'was written when it closed, byte for byte, plus correction lines (chargeClass Correction) for any later change.',
+      'was written when it closed, byte for byte, plus correction lines (chargeClass Correction) for any later change. ' +
+      'Lines come in pages of `size` (default and maximum 500; `page` is zero-based): `lineCount` and `totals` are the ' +
+      "whole statement's, so a statement of up to 500 lines comes whole. The FOCUS export (`/usage/export`) streams a " +
+      'whole month.',
     errors: '404 when the period is not a month (YYYY-MM) or has not begun.',
   })
   @ApiParam({ name: 'period', example: '2026-11', description: 'A calendar month in UTC, YYYY-MM' })
   @ApiOkResponse({ type: StatementResponse })
   @ApiStandardErrors({ badRequest: false })
-  getStatement(@OrgContext() ctx: OrganisationContext, @Param('period') period: string): Promise<StatementResponse> {
-    return this.statements.get(ctx.organisation, period);
+  getStatement(@OrgContext() ctx: OrganisationContext, @Param('period') period: string, @Query() query: StatementQuery): Promise<StatementResponse> {
+    return this.statements.get(ctx.organisation, period, query);
   }
 }

@@ -2050,7 +2050,7 @@ export interface paths {
         };
         /**
          * One monthly statement with its line items
-         * @description The line items of a calendar month (UTC): one per cluster resource (control plane or node pool), SKU and price, with quantity, unit prices and costs. An OPEN period is computed from the ledger as of now; a CLOSED one is what was written when it closed, byte for byte, plus correction lines (chargeClass Correction) for any later change. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the period is not a month (YYYY-MM) or has not begun.
+         * @description The line items of a calendar month (UTC): one per cluster resource (control plane or node pool), SKU and price, with quantity, unit prices and costs. An OPEN period is computed from the ledger as of now; a CLOSED one is what was written when it closed, byte for byte, plus correction lines (chargeClass Correction) for any later change. Lines come in pages of `size` (default and maximum 500; `page` is zero-based): `lineCount` and `totals` are the whole statement's, so a statement of up to 500 lines comes whole. The FOCUS export (`/usage/export`) streams a whole month. Any member of the organisation may call it (VIEWER or above); platform administrators may read every organisation. 404 when the period is not a month (YYYY-MM) or has not begun.
          */
         get: operations["UsageController_getStatement"];
         put?: never;
@@ -6090,7 +6090,24 @@ export interface components {
             organisationType: string;
             /** @example EUR */
             currency: string | null;
+            /**
+             * @description Lines of the whole statement (`lines` holds one page of them)
+             * @example 5
+             */
+            lineCount: number;
+            /**
+             * @description Zero-based index of the page of lines in `lines`
+             * @example 0
+             */
+            page: number;
+            /**
+             * @description Lines per page (`size`; default and maximum 500)
+             * @example 500
+             */
+            size: number;
+            /** @description One page of the lines, in line-number order */
             lines: components["schemas"]["StatementLine"][];
+            /** @description Of the whole statement, whatever the page */
             totals: components["schemas"]["StatementTotals"];
         };
         BudgetThreshold: {
@@ -26201,7 +26218,14 @@ export interface operations {
     };
     UsageController_getStatement: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
+                page?: number;
+                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                size?: number;
+                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
+                sort?: string[];
+            };
             header?: never;
             path: {
                 /** @description A calendar month in UTC, YYYY-MM */

@@ -91,6 +91,23 @@ describe('usage and statements over a month', () => {
 
   const statement = (period = '2026-03') => t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/statements/${period}`);
 
+  /** March's statement read in pages of 2 lines (and one past the end): the same lines, count and totals as `whole`. */
+  async function expectPagesOfTwo(whole: { lines: { lineNumber: number }[]; totals: object; lineCount: number }) {
+    const lines: { lineNumber: number }[] = [];
+    for (const [page, length] of [[0, 2], [1, 2], [2, 1], [3, 0]]) {
+      const res = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/statements/2026-03?page=${page}&size=2`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ lineCount: whole.lineCount, page, size: 2, totals: whole.totals });
+      expect(res.body.lines).toHaveLength(length);
+      lines.push(...res.body.lines);
+    }
+    expect(lines).toEqual(whole.lines);
+    expect(lines.map((l) => l.lineNumber)).toEqual([1, 2, 3, 4, 5]);
+    // Above the largest page: clamped to it.
+    const big = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/statements/2026-03?size=100000`);
+    expect(big.body).toMatchObject({ size: 500, lineCount: whole.lineCount });
+  }
+
   it('the usage of the month, grouped by cluster, node type and day, priced once per group', async () => {
     moveTo('04-01T00:30:00');
     const usage = await t.as(f.users.viewer.token).get(`/api/v1/orgs/${f.orgSlug}/usage?from=2026-03-01T00:00:00Z&to=2026-04-01T00:00:00Z&groupBy=cluster`);
@@ -151,6 +168,9 @@ describe('usage and statements over a month', () => {
     expect(summary(open.body.lines)).toEqual(expected);
     expect(open.body.totals).toEqual({ billedCost: '427.57', listCost: '477.70', corrections: '0.00' });
     expect(open.body.lines[2]).toMatchObject({ chargePeriodStart: '2026-03-16T00:00:00.000Z', chargePeriodEnd: '2026-04-01T00:00:00.000Z' });
+    // Up to 500 lines come whole; smaller pages put together are the statement, with the whole one's count and totals.
+    expect(open.body).toMatchObject({ lineCount: 5, page: 0, size: 500 });
+    await expectPagesOfTwo(open.body);
 
     // Within the grace hour nothing closes; after it the job closes the period.
     expect(await t.get(StatementCloser).runOnce()).toEqual({ closed: 0, corrections: 0 });
@@ -160,6 +180,7 @@ describe('usage and statements over a month', () => {
     expect(closed.body).toMatchObject({ status: 'CLOSED', closedAt: '2026-04-01T01:00:00.000Z', asOf: '2026-04-01T00:00:00.000Z' });
     expect(summary(closed.body.lines)).toEqual(expected);
     expect(closed.body.totals).toEqual(open.body.totals);
+    await expectPagesOfTwo(closed.body);
     const strip = (b: Record<string, any>) => JSON.stringify({ ...b, status: null, closedAt: null, lines: b.lines.map((l: object) => ({ ...l, recordedAt: null })) });
     expect(strip(closed.body)).toBe(strip(open.body));
 

@@ -122,9 +122,15 @@ export class StatementResponse {
   @ApiProperty({ format: 'date-time', example: '2026-12-01T00:00:00.000Z', description: 'Usage counted up to here' }) asOf: string;
   @ApiProperty({ example: 'BUSINESS', description: 'The organisation type the period is priced with' }) organisationType: string;
   @ApiProperty({ nullable: true, type: String, example: 'EUR' }) currency: string | null;
-  @ApiProperty({ type: [StatementLine] }) lines: StatementLine[];
-  @ApiProperty({ type: StatementTotals }) totals: StatementTotals;
+  @ApiProperty({ example: 5, minimum: 0, description: 'Lines of the whole statement (`lines` holds one page of them)' }) lineCount: number;
+  @ApiProperty({ example: 0, minimum: 0, description: 'Zero-based index of the page of lines in `lines`' }) page: number;
+  @ApiProperty({ example: 500, minimum: 1, maximum: 500, description: 'Lines per page (`size`; default and maximum 500)' }) size: number;
+  @ApiProperty({ type: [StatementLine], description: 'One page of the lines, in line-number order' }) lines: StatementLine[];
+  @ApiProperty({ type: StatementTotals, description: 'Of the whole statement, whatever the page' }) totals: StatementTotals;
 }
+
+/** The page of a statement's lines (`size` defaults to the largest page, 500, so smaller statements come whole). */
+export class StatementQuery extends PageQueryDto {}
 
 export class StatementSummary {
   @ApiProperty({ example: '2026-11' }) period: string;
