@@ -18,7 +18,7 @@ const toPageIndex = ({ value }: { value: unknown }) => {
   // Spring Data reads the index as an int: one that does not fit means the default page too.
   return Number.isSafeInteger(n) && n >= 0 && n <= MAX_PAGE_INDEX ? n : undefined;
 };
-const toPageSize = ({ value }: { value: unknown }) => {
+export const toPageSize = ({ value }: { value: unknown }) => {
   const n = typeof value === 'string' && /^\s*-?\d+\s*$/.test(value) ? Number(value) : NaN;
   return Number.isSafeInteger(n) && n >= 1 ? n : Number.isFinite(n) && n > MAX_PAGE_SIZE ? MAX_PAGE_SIZE : undefined;
 };

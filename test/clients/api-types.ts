@@ -26221,10 +26221,8 @@ export interface operations {
             query?: {
                 /** @description Zero-based page index; negative, above 2147483647 or not a number means 0 */
                 page?: number;
-                /** @description Page size; values above 500 are clamped to 500, below 1 or not a number mean the default */
+                /** @description Lines per page; values above 500 are clamped to 500, below 1 or not a number mean 500 */
                 size?: number;
-                /** @description Sorting: property[,asc|desc][,ignorecase]. Repeatable. Each list names the properties it can sort by; others are refused with 400. Left out: the default order the list names. */
-                sort?: string[];
             };
             header?: never;
             path: {

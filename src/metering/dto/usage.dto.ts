@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsISO8601, IsOptional } from 'class-validator';
-import { PageQueryDto } from '../../common/paging';
+import { ApiProperty, ApiPropertyOptional, PickType } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsIn, IsInt, IsISO8601, IsOptional } from 'class-validator';
+import { MAX_PAGE_SIZE, PageQueryDto, toPageSize } from '../../common/paging';
 
 export const USAGE_GROUP_BY = ['environment', 'cluster', 'nodePool', 'nodeType', 'day'] as const;
 export type UsageGroupBy = (typeof USAGE_GROUP_BY)[number];
@@ -130,7 +131,20 @@ export class StatementResponse {
 }
 
 /** The page of a statement's lines (`size` defaults to the largest page, 500, so smaller statements come whole). */
-export class StatementQuery extends PageQueryDto {}
+export class StatementQuery extends PickType(PageQueryDto, ['page'] as const) {
+  @ApiPropertyOptional({
+    description: `Lines per page; values above ${MAX_PAGE_SIZE} are clamped to ${MAX_PAGE_SIZE}, below 1 or not a number mean ${MAX_PAGE_SIZE}`,
+    minimum: 1,
+    maximum: MAX_PAGE_SIZE,
+    default: MAX_PAGE_SIZE,
+    type: 'integer',
+    format: 'int32',
+  })
+  @IsOptional()
+  @Transform(toPageSize)
+  @IsInt()
+  size?: number;
+}
 
 export class StatementSummary {
   @ApiProperty({ example: '2026-11' }) period: string;
