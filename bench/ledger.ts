@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import * as fs from 'fs';
 import { Client } from 'pg';
 import type { SeedResult } from './seed';
 
@@ -10,10 +11,18 @@ import type { SeedResult } from './seed';
  * - PATCH changes the cluster's description: an unpriced change, which the statement triggers see and pass over.
  * - PUT resizes a node pool (minSize 2 and 3 in turn): a priced change, which ends the pool's open interval and opens
  *   another every time.
+ * Throughput at CONNECTIONS connections on one cluster measures the writes serialised on the cluster's row lock, where
+ * the machine's other work moves a 5 s figure by more than the 5 % sought. So a cost pass follows: COST_REQUESTS
+ * requests of each operation at one connection per side, the sides alternated COST_ROUNDS times, reporting the mean
+ * latency and the CPU per request of the service and of the database (the postmaster and its children, /proc: the
+ * triggers' work, the WAL and the vacuuming that the ledger's rows cause). CPU time is what the ledger adds to a
+ * request and the figure the machine's other work disturbs least; the medians of the rounds are reported.
  */
 
 const ROUNDS = Number(process.env.BENCH_LEDGER_ROUNDS ?? 3);
 const TARGET_OVERHEAD = 0.05;
+const COST_REQUESTS = Number(process.env.BENCH_LEDGER_COST_REQUESTS ?? 1000);
+const COST_ROUNDS = Number(process.env.BENCH_LEDGER_COST_ROUNDS ?? 5);
 
 export interface LedgerBenchContext {
   databaseUrl: string;
@@ -22,6 +31,8 @@ export interface LedgerBenchContext {
   seed: SeedResult;
   durationSeconds: number;
   connections: number;
+  /** The service's process, for its CPU time (the cost pass). */
+  servicePid?: number;
 }
 
 type Side = 'withLedger' | 'withoutLedger';
@@ -37,14 +48,45 @@ async function setLedgerTriggers(db: Client, enabled: boolean): Promise<void> {
   for (const r of rows) await db.query(`ALTER TABLE ${r.table} ${enabled ? 'ENABLE' : 'DISABLE'} TRIGGER ${r.name}`);
 }
 
-async function rps(ctx: LedgerBenchContext, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string): Promise<number> {
+/** CPU time (user + system) of a process in ms, from /proc (clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** CPU time in ms of each process of the database server (the postmaster and its children), by pid, from /proc. */
+function databaseCpuByPid(postmasterPid: number): Map<number, number> {
+  const byPid = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(entry) === postmasterPid || Number(fields[1]) === postmasterPid) byPid.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
+    } catch {
+      // the process ended between the listing and the read
+    }
+  }
+  return byPid;
+}
+
+/** The database's CPU between two readings: per process, so that one that ended (an autovacuum worker) subtracts nothing. */
+function databaseCpuSince(before: Map<number, number>, postmasterPid: number): number {
+  let total = 0;
+  for (const [pid, ms] of databaseCpuByPid(postmasterPid)) total += ms - (before.get(pid) ?? 0);
+  return total;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+function run(ctx: LedgerBenchContext, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string, load: { connections: number; duration?: number; amount?: number }) {
   const { organisationSlug: org, environmentSlug: env, clusterSlugs } = ctx.seed;
   const cluster = `${ctx.serviceBase}/api/v1/orgs/${org}/clusters/${env}/${clusterSlugs[13]}`;
   let n = 0;
-  const result = await autocannon({
+  return autocannon({
     url: operation === 'patchCluster' ? cluster : `${cluster}/pools/${pool.identity}`,
-    connections: ctx.connections,
-    duration: ctx.durationSeconds,
+    ...load,
     headers: { 'content-type': 'application/json', authorization: `Token ${ctx.token}` },
     requests: [
       operation === 'patchCluster'
@@ -52,8 +94,37 @@ async function rps(ctx: LedgerBenchContext, operation: Operation, pool: { identi
         : { method: 'PUT', setupRequest: (req) => ({ ...req, method: 'PUT', body: JSON.stringify({ nodeSize: pool.nodeSize, minSize: 2 + (n++ % 2), maxSize: 5 }) }) },
     ],
   });
+}
+
+async function rps(ctx: LedgerBenchContext, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string): Promise<number> {
+  const result = await run(ctx, operation, pool, tag, { connections: ctx.connections, duration: ctx.durationSeconds });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${operation} answered ${result.non2xx} non-2xx responses and ${result.errors} errors`);
   return Math.round(result.requests.average);
+}
+
+interface Cost {
+  latencyMeanMs: number;
+  serviceCpuMsPerRequest: number | null;
+  databaseCpuMsPerRequest: number | null;
+  /** Service and database CPU together: what a request costs the machine, the least disturbed by its other work. */
+  cpuMsPerRequest: number | null;
+}
+
+/** COST_REQUESTS requests at one connection: mean latency, the service's CPU and the database's time per request. */
+async function cost(ctx: LedgerBenchContext, postmasterPid: number | null, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string): Promise<Cost> {
+  const cpu0 = ctx.servicePid ? cpuMs(ctx.servicePid) : 0;
+  const db0 = postmasterPid ? databaseCpuByPid(postmasterPid) : null;
+  const result = await run(ctx, operation, pool, tag, { connections: 1, amount: COST_REQUESTS });
+  const cpu = ctx.servicePid ? cpuMs(ctx.servicePid) - cpu0 : null;
+  const db = postmasterPid && db0 ? databaseCpuSince(db0, postmasterPid) : null;
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${operation} answered ${result.non2xx} non-2xx responses and ${result.errors} errors`);
+  const per = (ms: number | null) => (ms === null ? null : +(ms / COST_REQUESTS).toFixed(3));
+  return {
+    latencyMeanMs: +result.latency.mean.toFixed(3),
+    serviceCpuMsPerRequest: per(cpu),
+    databaseCpuMsPerRequest: per(db),
+    cpuMsPerRequest: cpu === null || db === null ? null : per(cpu + db),
+  };
 }
 
 export async function benchLedgerWrites(ctx: LedgerBenchContext) {
@@ -83,12 +154,58 @@ export async function benchLedgerWrites(ctx: LedgerBenchContext) {
       rounds.push(round);
       process.stdout.write(`  ledger round ${r + 1}/${ROUNDS}: ${JSON.stringify(round)}\n`);
     }
+    // The cost pass (one connection, a fixed number of requests). The database runs on this machine: its postmaster's
+    // pid is the first line of postmaster.pid in its data directory.
+    const { rows: [{ dir }] } = await db.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
+    let postmasterPid: number | null = null;
+    try {
+      postmasterPid = Number(fs.readFileSync(`${dir}/postmaster.pid`, 'utf8').split('\n')[0]);
+    } catch {
+      process.stderr.write('the database is not on this machine: its CPU is not measured\n');
+    }
+    const costRounds: Record<string, Cost>[] = [];
+    {
+      for (let r = 0; r < COST_ROUNDS; r++) {
+        const order: Side[] = r % 2 === 0 ? ['withoutLedger', 'withLedger'] : ['withLedger', 'withoutLedger'];
+        const round: Record<string, Cost> = {};
+        for (const side of order) {
+          await setLedgerTriggers(db, side === 'withLedger');
+          await run(ctx, 'putNodePool', pool, `ledger-cost-warm-${side}-${r}`, { connections: 1, amount: 50 });
+          for (const op of ['patchCluster', 'putNodePool'] as Operation[]) round[`${op}.${side}`] = await cost(ctx, postmasterPid, op, pool, `ledger-cost-${side}-${r}`);
+        }
+        costRounds.push(round);
+        process.stdout.write(`  ledger cost round ${r + 1}/${COST_ROUNDS}: ${JSON.stringify(round)}\n`);
+      }
+    }
     await setLedgerTriggers(db, true);
+    const costFigures = (op: Operation) => {
+      const m = (side: Side, k: keyof Cost) => {
+        const xs = costRounds.map((r) => r[`${op}.${side}`][k]).filter((x): x is number => x !== null);
+        return xs.length ? median(xs) : null;
+      };
+      const row = (k: keyof Cost) => {
+        const w = m('withLedger', k);
+        const wo = m('withoutLedger', k);
+        return { withLedger: w, withoutLedger: wo, added: w === null || wo === null ? null : +(w - wo).toFixed(3), overhead: w === null || wo === null ? null : +(w / wo - 1).toFixed(3) };
+      };
+      return {
+        latencyMeanMs: row('latencyMeanMs'),
+        serviceCpuMsPerRequest: row('serviceCpuMsPerRequest'),
+        databaseCpuMsPerRequest: row('databaseCpuMsPerRequest'),
+        cpuMsPerRequest: row('cpuMsPerRequest'),
+      };
+    };
     const figures = (op: Operation) => {
       const ratio = +(best[op].withLedger / best[op].withoutLedger).toFixed(3);
       return { withLedgerRps: best[op].withLedger, withoutLedgerRps: best[op].withoutLedger, ratio, overhead: +(1 - ratio).toFixed(3), met: 1 - ratio <= TARGET_OVERHEAD };
     };
-    return { rounds, patchCluster: figures('patchCluster'), putNodePool: figures('putNodePool'), targetOverhead: TARGET_OVERHEAD };
+    return {
+      rounds,
+      patchCluster: figures('patchCluster'),
+      putNodePool: figures('putNodePool'),
+      targetOverhead: TARGET_OVERHEAD,
+      cost: { requests: COST_REQUESTS, rounds: costRounds, patchCluster: costFigures('patchCluster'), putNodePool: costFigures('putNodePool') },
+    };
   } finally {
     // Never leave the ledger off, whatever failed.
     await setLedgerTriggers(db, true).catch(() => undefined);

@@ -337,6 +337,7 @@ async function main(): Promise<void> {
       report.ledger = await benchLedgerWrites({
         databaseUrl: url,
         serviceBase: `http://127.0.0.1:${servicePort}`,
+        servicePid: service.pid,
         token: TOKEN,
         seed: lastSeed!,
         durationSeconds: DURATION,

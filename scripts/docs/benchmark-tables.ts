@@ -104,6 +104,27 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
             [row('cluster PATCH (description)', l.patchCluster), row('node-pool PUT (resize)', l.putNodePool)],
           ),
         );
+        if (l.cost) {
+          // The cost pass: one connection, medians of its rounds (bench/ledger.ts).
+          const ms = (x: number | null) => (x === null ? 'n/a' : `${x} ms`);
+          const pct = (x: number | null) => (x === null ? 'n/a' : `${round(100 * x, 1)} %`);
+          const costRow = (name: string, f: Json) => [
+            name,
+            `${ms(f.cpuMsPerRequest.withLedger)} / ${ms(f.cpuMsPerRequest.withoutLedger)}`,
+            `**${pct(f.cpuMsPerRequest.overhead)}**`,
+            `${ms(f.databaseCpuMsPerRequest.withLedger)} / ${ms(f.databaseCpuMsPerRequest.withoutLedger)}`,
+            `${ms(f.latencyMeanMs.withLedger)} / ${ms(f.latencyMeanMs.withoutLedger)} (${pct(f.latencyMeanMs.overhead)})`,
+          ];
+          lines.push(
+            '',
+            `The ledger's cost per request: ${l.cost.requests} requests at one connection per side, median of ${l.cost.rounds.length} rounds; CPU of the service and the database together, with / without its triggers.`,
+            '',
+            table(
+              ['usage ledger, cost per request', 'CPU with / without', 'CPU overhead', 'of which database', 'mean latency with / without'],
+              [costRow('cluster PATCH (description)', l.cost.patchCluster), costRow('node-pool PUT (resize)', l.cost.putNodePool)],
+            ),
+          );
+        }
       }
       return lines.join('\n');
     },
