@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/app-config';
 
 /**
  * The Kubernetes manifests as an operator applies them: each overlay of deploy/ rendered by `kubectl kustomize` (the
- * kubectl on the PATH, or KUBECTL; Debian's kubernetes-client package brings one, and .ci/run installs it when none
+ * kubectl on the PATH, or KUBECTL; Debian's kubernetes-client package brings one, and npm test's pretest (scripts/test-tools.sh) installs it when none
  * is there), every rendered object validated against the Kubernetes, Prometheus Operator and CloudNativePG JSON
  * schemas (the `kubernetes-models` packages carry them; no cluster is needed), and the operational rules checked on
  * what would be applied: a namespace on every object, no `replicas` beside an HPA, a PodDisruptionBudget for the API
@@ -79,7 +79,7 @@ function kustomize(dir: string, kubectl = process.env.KUBECTL || 'kubectl'): K8s
     if (err.code === 'ENOENT') {
       throw new Error(
         `kubectl not found (${kubectl}): the deploy/ overlays are rendered with \`kubectl kustomize\`. Install Debian's ` +
-          'kubernetes-client package (apt-get install kubernetes-client), which .ci/run does when kubectl is missing, ' +
+          'kubernetes-client package (apt-get install kubernetes-client), which the pretest of npm test (scripts/test-tools.sh) does when kubectl is missing, ' +
           'or set KUBECTL to a kubectl binary.',
       );
     }

@@ -25,7 +25,10 @@ describe('graceful shutdown', () => {
     // Draining has started: readiness is 503 and names the check, while requests are still served.
     const ready = await request(server).get('/health/ready');
     expect(ready.status).toBe(503);
-    expect(ready.body.errors).toEqual([{ field: 'shutdown', message: 'shutdown is down: this instance is shutting down' }]);
+    // The shutdown check is what this test is about. The database check runs beside it within its 1.5 s timeout,
+    // which a machine loaded by other work has been seen to exceed here; whether it passes is not this test's subject.
+    expect(ready.body.errors).toContainEqual({ field: 'shutdown', message: 'shutdown is down: this instance is shutting down' });
+    expect(ready.body.errors.map((e: { field: string }) => e.field).filter((f: string) => f !== 'database')).toEqual(['shutdown']);
     expect(ready.body.message).toMatch(/^Not ready: shutdown is down/);
     await request(server).get('/health').expect(200);
 

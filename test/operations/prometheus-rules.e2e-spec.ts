@@ -12,7 +12,7 @@ import { startTestApp, TestApp } from '../support/test-app';
 /**
  * The alerting and recording rules (deploy/base/prometheusrule.yaml) and the Grafana dashboard
  * (deploy/grafana/cluster-management-service.json) against the service's real metrics: `promtool check rules` and
- * `promtool test rules` (Debian's prometheus package; .ci/run installs it when missing), every runbook present in
+ * `promtool test rules` (Debian's prometheus package; npm test's pretest, scripts/test-tools.sh, installs it when missing), every runbook present in
  * docs/operations.md, and every expression naming only series the service exports (read from a running app's
  * registry) or the rules record, with labels those series carry.
  */
@@ -54,7 +54,7 @@ function promtool(args: string[], binary = process.env.PROMTOOL || 'promtool'): 
       throw new Error(
         `promtool not found (${binary}): the Prometheus rules are checked and unit-tested with promtool. Install Debian's ` +
           'prometheus package (apt-get install --no-install-recommends prometheus; only its promtool is used), which ' +
-          '.ci/run does when promtool is missing, or set PROMTOOL to a promtool binary.',
+          'the pretest of npm test (scripts/test-tools.sh) does when promtool is missing, or set PROMTOOL to a promtool binary.',
       );
     }
     throw new Error(`promtool ${args.join(' ')} failed:\n${err.stdout ?? ''}${err.stderr ?? ''}`);
