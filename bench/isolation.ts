@@ -8,6 +8,7 @@ import { Worker } from 'worker_threads';
 import { freePort } from '../src/common/free-port';
 import { hashToken } from '../src/tokens/tokens.service';
 import { startBenchDatabase } from './database';
+import { databaseCpuDelta, databaseCpuMs, postmasterPid } from './process-cpu';
 import { seedClusters } from './seed';
 import { spawnServer } from './server-process';
 import { BENCH_TOKEN, requestBenchServiceEnv, SERVICE_NODE_FLAGS } from './service-flags';
@@ -203,55 +204,6 @@ function cpuMs(pid: number): CpuSample {
   const total = cpu.reduce((a, b) => a + b, 0) * 10;
   const idle = (cpu[3] + cpu[4]) * 10;
   return { process: read(`/proc/${pid}/stat`), mainThread: read(`/proc/${pid}/task/${pid}/stat`), groups, machineBusy: total - idle, machineTotal: total };
-}
-
-/** CPU ms of a process: user + system (field 14, 15 of /proc/<pid>/stat), 0 when it is gone. */
-function processCpuMs(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
-
-/** The bench database's postmaster (the parent of a backend's process), found through a connection of its own. */
-async function postmasterPid(url: string): Promise<number> {
-  const db = new Client({ connectionString: url });
-  await db.connect();
-  try {
-    const [{ pid }] = (await db.query('SELECT pg_backend_pid() AS pid')).rows;
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } finally {
-    await db.end();
-  }
-}
-
-/** CPU ms of the database by process: the postmaster and its children alive now. */
-function databaseCpuMs(postmaster: number): Map<number, number> {
-  const out = new Map<number, number>([[postmaster, processCpuMs(postmaster)]]);
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === postmaster) out.set(Number(entry), processCpuMs(Number(entry)));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
-}
-
-/**
- * The database's CPU ms between two readings: per process alive at the end, what it used since the first reading
- * (all of it when it started since). A backend that ended in between is missed, never counted negative.
- */
-function databaseCpuDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let ms = 0;
-  for (const [pid, cpu] of after) ms += Math.max(0, cpu - (before.get(pid) ?? 0));
-  return ms;
 }
 
 /** A VIEWER of a second organisation with its own clusters (the attacker), straight in SQL. */

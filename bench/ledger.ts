@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
-import * as fs from 'fs';
 import { Client } from 'pg';
+import { databaseCpuDelta, databaseCpuMs, postmasterPid as findPostmaster, processCpuMs } from './process-cpu';
 import type { SeedResult } from './seed';
 
 /**
@@ -48,36 +48,6 @@ async function setLedgerTriggers(db: Client, enabled: boolean): Promise<void> {
   for (const r of rows) await db.query(`ALTER TABLE ${r.table} ${enabled ? 'ENABLE' : 'DISABLE'} TRIGGER ${r.name}`);
 }
 
-/** CPU time (user + system) of a process in ms, from /proc (clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** CPU time in ms of each process of the database server (the postmaster and its children), by pid, from /proc. */
-function databaseCpuByPid(postmasterPid: number): Map<number, number> {
-  const byPid = new Map<number, number>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(entry) === postmasterPid || Number(fields[1]) === postmasterPid) byPid.set(Number(entry), (Number(fields[11]) + Number(fields[12])) * 10);
-    } catch {
-      // the process ended between the listing and the read
-    }
-  }
-  return byPid;
-}
-
-/** The database's CPU between two readings: per process, so that one that ended (an autovacuum worker) subtracts nothing. */
-function databaseCpuSince(before: Map<number, number>, postmasterPid: number): number {
-  let total = 0;
-  for (const [pid, ms] of databaseCpuByPid(postmasterPid)) total += ms - (before.get(pid) ?? 0);
-  return total;
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function run(ctx: LedgerBenchContext, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string, load: { connections: number; duration?: number; amount?: number }) {
@@ -112,11 +82,11 @@ interface Cost {
 
 /** COST_REQUESTS requests at one connection: mean latency, the service's CPU and the database's time per request. */
 async function cost(ctx: LedgerBenchContext, postmasterPid: number | null, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string): Promise<Cost> {
-  const cpu0 = ctx.servicePid ? cpuMs(ctx.servicePid) : 0;
-  const db0 = postmasterPid ? databaseCpuByPid(postmasterPid) : null;
+  const cpu0 = ctx.servicePid ? processCpuMs(ctx.servicePid) : 0;
+  const db0 = postmasterPid ? databaseCpuMs(postmasterPid) : null;
   const result = await run(ctx, operation, pool, tag, { connections: 1, amount: COST_REQUESTS });
-  const cpu = ctx.servicePid ? cpuMs(ctx.servicePid) - cpu0 : null;
-  const db = postmasterPid && db0 ? databaseCpuSince(db0, postmasterPid) : null;
+  const cpu = ctx.servicePid ? processCpuMs(ctx.servicePid) - cpu0 : null;
+  const db = postmasterPid && db0 ? databaseCpuDelta(db0, databaseCpuMs(postmasterPid)) : null;
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${operation} answered ${result.non2xx} non-2xx responses and ${result.errors} errors`);
   const per = (ms: number | null) => (ms === null ? null : +(ms / COST_REQUESTS).toFixed(3));
   return {
@@ -154,28 +124,22 @@ export async function benchLedgerWrites(ctx: LedgerBenchContext) {
       rounds.push(round);
       process.stdout.write(`  ledger round ${r + 1}/${ROUNDS}: ${JSON.stringify(round)}\n`);
     }
-    // The cost pass (one connection, a fixed number of requests). The database runs on this machine: its postmaster's
-    // pid is the first line of postmaster.pid in its data directory.
-    const { rows: [{ dir }] } = await db.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
-    let postmasterPid: number | null = null;
-    try {
-      postmasterPid = Number(fs.readFileSync(`${dir}/postmaster.pid`, 'utf8').split('\n')[0]);
-    } catch {
+    // The cost pass (one connection, a fixed number of requests); the database's CPU where it runs on this machine.
+    const postmasterPid = await findPostmaster(ctx.databaseUrl).catch(() => {
       process.stderr.write('the database is not on this machine: its CPU is not measured\n');
-    }
+      return null;
+    });
     const costRounds: Record<string, Cost>[] = [];
-    {
-      for (let r = 0; r < COST_ROUNDS; r++) {
-        const order: Side[] = r % 2 === 0 ? ['withoutLedger', 'withLedger'] : ['withLedger', 'withoutLedger'];
-        const round: Record<string, Cost> = {};
-        for (const side of order) {
-          await setLedgerTriggers(db, side === 'withLedger');
-          await run(ctx, 'putNodePool', pool, `ledger-cost-warm-${side}-${r}`, { connections: 1, amount: 50 });
-          for (const op of ['patchCluster', 'putNodePool'] as Operation[]) round[`${op}.${side}`] = await cost(ctx, postmasterPid, op, pool, `ledger-cost-${side}-${r}`);
-        }
-        costRounds.push(round);
-        process.stdout.write(`  ledger cost round ${r + 1}/${COST_ROUNDS}: ${JSON.stringify(round)}\n`);
+    for (let r = 0; r < COST_ROUNDS; r++) {
+      const order: Side[] = r % 2 === 0 ? ['withoutLedger', 'withLedger'] : ['withLedger', 'withoutLedger'];
+      const round: Record<string, Cost> = {};
+      for (const side of order) {
+        await setLedgerTriggers(db, side === 'withLedger');
+        await run(ctx, 'putNodePool', pool, `ledger-cost-warm-${side}-${r}`, { connections: 1, amount: 50 });
+        for (const op of ['patchCluster', 'putNodePool'] as Operation[]) round[`${op}.${side}`] = await cost(ctx, postmasterPid, op, pool, `ledger-cost-${side}-${r}`);
       }
+      costRounds.push(round);
+      process.stdout.write(`  ledger cost round ${r + 1}/${COST_ROUNDS}: ${JSON.stringify(round)}\n`);
     }
     await setLedgerTriggers(db, true);
     const costFigures = (op: Operation) => {
