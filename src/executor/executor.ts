@@ -34,7 +34,12 @@ export interface ExecutorOptions {
    * change's transaction, or an admission: a dry-run or scan); a new one beyond is 429.
    */
   maxHoldingPerKey?: number;
+  /** The clock (ms) the Retry-After estimate reads; tests pass their own. */
+  now?: () => number;
 }
+
+/** The longest Retry-After an admission refusal names, in seconds, however long the operations in progress take. */
+export const MAX_ADMISSION_RETRY_AFTER_SECONDS = 30;
 
 
 /** The fair queue's key of work done for an organisation (null: the platform's own, e.g. platform policies). */
@@ -66,12 +71,13 @@ export class ExecutorTaskTooExpensiveException extends HttpException {
 
 /** The organisation already has as many tasks waiting as it may. */
 export class ExecutorQueueFullException extends HttpException {
-  readonly headers = { 'retry-after': '1' };
-  constructor(limit: number, what = 'waiting') {
+  readonly headers: { 'retry-after': string };
+  constructor(limit: number, what = 'waiting', retryAfterSeconds = 1) {
     super(
       `This organisation already has ${limit} expensive operation${limit === 1 ? '' : 's'} ${what} (parsing, validation, pattern matching, policy evaluation); retry when they finish.`,
       HttpStatus.TOO_MANY_REQUESTS,
     );
+    this.headers = { 'retry-after': String(retryAfterSeconds) };
   }
 }
 
@@ -100,6 +106,11 @@ export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements On
   private readonly holdingPerKey = new Map<string, Map<object, number>>();
   /** Callers admitted once keep being admitted: refusing a later task would not free their connection. */
   private readonly admitted = new WeakSet<object>();
+  /** When each caller in progress was first counted (ms), for the Retry-After of a refusal. */
+  private readonly heldSince = new WeakMap<object, number>();
+  /** Per key, how long its callers were in progress, as a moving average (ms). */
+  private readonly typicalHoldMs = new Map<string, number>();
+  private readonly now: () => number;
   private running = 0;
   private closed = false;
   /** Data every worker thread receives when it starts (piscina's `workerData`), by key. */
@@ -112,6 +123,7 @@ export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements On
   constructor(private readonly options: ExecutorOptions) {
     this.perKey = Math.max(1, Math.floor(options.threads / 2));
     this.shared[THREAD_PRIORITY_KEY] = options.threadPriority ?? 'low';
+    this.now = options.now ?? Date.now;
   }
 
   /**
@@ -231,8 +243,9 @@ export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements On
   private hold(key: string, holder: object, what: string): ExecutorQueueFullException | null {
     const holders = this.holdingPerKey.get(key) ?? new Map<object, number>();
     const limit = this.options.maxHoldingPerKey ?? Number.MAX_SAFE_INTEGER;
-    if (!this.admitted.has(holder) && holders.size >= limit) return new ExecutorQueueFullException(limit, what);
+    if (!this.admitted.has(holder) && holders.size >= limit) return new ExecutorQueueFullException(limit, what, this.retryAfterSeconds(key, holders));
     this.admitted.add(holder);
+    if (!holders.has(holder)) this.heldSince.set(holder, this.now());
     holders.set(holder, (holders.get(holder) ?? 0) + 1);
     this.holdingPerKey.set(key, holders);
     return null;
@@ -243,8 +256,31 @@ export class Executor<Tasks extends TaskCatalogue = TaskCatalogue> implements On
     if (!holders) return;
     const left = (holders.get(holder) ?? 1) - 1;
     if (left > 0) holders.set(holder, left);
-    else holders.delete(holder);
+    else {
+      holders.delete(holder);
+      const since = this.heldSince.get(holder);
+      if (since !== undefined) {
+        const ms = this.now() - since;
+        const typical = this.typicalHoldMs.get(key);
+        this.typicalHoldMs.set(key, typical === undefined ? ms : 0.75 * typical + 0.25 * ms);
+      }
+    }
     if (!holders.size) this.holdingPerKey.delete(key);
+  }
+
+  /**
+   * Seconds until the key's first caller in progress is expected to finish (its start plus the key's typical time in
+   * progress), at least 1 and at most MAX_ADMISSION_RETRY_AFTER_SECONDS. A flat "1" would send every refused client
+   * back while a dry-run of thousands of clusters still runs, and all of them in the same instant: each refusal costs
+   * the event loop a request, and such bursts are what other organisations' requests wait behind.
+   */
+  private retryAfterSeconds(key: string, holders: Map<object, number>): number {
+    const typical = this.typicalHoldMs.get(key);
+    if (typical === undefined) return 1;
+    const now = this.now();
+    let soonest = Infinity;
+    for (const holder of holders.keys()) soonest = Math.min(soonest, (this.heldSince.get(holder) ?? now) + typical - now);
+    return Math.min(MAX_ADMISSION_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil(soonest / 1000)));
   }
 
   /** Hands waiting tasks to free threads: round-robin across keys, each key within its share. */

@@ -18,6 +18,8 @@ import {
 } from './dto/cluster-policy.dto';
 import { POLICY_EXAMPLES, POLICY_UPDATE_EXAMPLES } from './policy-examples';
 import { PolicyScanService } from './policy-scan.service';
+import { Admission, AdmitUnderOrganisation } from './policy-admission.interceptor';
+import type { ExecutorAdmission } from '../executor/executor';
 import { principalPolicyUser } from './policy-user';
 
 const EXAMPLES = Object.fromEntries(POLICY_EXAMPLES.map((e) => [e.body.name, { summary: e.summary, value: e.body }]));
@@ -69,6 +71,7 @@ export class ClusterPoliciesController {
   @NoAudit()
   @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
+  @AdmitUnderOrganisation()
   @ApiDoc({
     summary: 'Try a policy (not saved) on the clusters it would cover',
     description:
@@ -81,13 +84,14 @@ export class ClusterPoliciesController {
   @ApiBody({ type: CreateClusterPolicyRequest, examples: EXAMPLES })
   @ApiPageResponse(PolicyEvaluationResult, { form: 'A', sortable: [], defaultOrder: 'cluster order (id)' })
   @ApiStandardErrors({ notFound: false })
-  evaluate(@OrgContext() ctx: OrganisationContext, @Body() body: CreateClusterPolicyRequest, @Query() query: PageQueryDto, @CurrentPrincipal() p: Principal) {
-    return this.scans.evaluate(
-      ctx.organisation,
-      { ...policyBody(body), enabled: true },
-      query,
-      principalPolicyUser(p),
-    );
+  evaluate(
+    @OrgContext() ctx: OrganisationContext,
+    @Body() body: CreateClusterPolicyRequest,
+    @Query() query: PageQueryDto,
+    @CurrentPrincipal() p: Principal,
+    @Admission() admission: ExecutorAdmission,
+  ) {
+    return this.scans.evaluate(ctx.organisation, { ...policyBody(body), enabled: true }, query, principalPolicyUser(p), admission);
   }
 
   @Get(':policyIdentity')
@@ -106,6 +110,7 @@ export class ClusterPoliciesController {
   @Get(':policyIdentity/violations')
   @ApiExecutorErrors()
   @RequireOrgRole('VIEWER')
+  @AdmitUnderOrganisation()
   @ApiParam({ name: 'policyIdentity', format: 'uuid' })
   @ApiDoc({
     summary: 'A page of the clusters that violate a saved policy now',
@@ -119,8 +124,14 @@ export class ClusterPoliciesController {
   })
   @ApiPageResponse(PolicyViolation, { form: 'A', sortable: [], defaultOrder: 'cluster order (id)' })
   @ApiStandardErrors()
-  violations(@OrgContext() ctx: OrganisationContext, @Param('policyIdentity') identity: string, @Query() query: PageQueryDto, @CurrentPrincipal() p: Principal) {
-    return this.scans.violations(ctx.organisation, identity, query, principalPolicyUser(p));
+  violations(
+    @OrgContext() ctx: OrganisationContext,
+    @Param('policyIdentity') identity: string,
+    @Query() query: PageQueryDto,
+    @CurrentPrincipal() p: Principal,
+    @Admission() admission: ExecutorAdmission,
+  ) {
+    return this.scans.violations(ctx.organisation, identity, query, principalPolicyUser(p), admission);
   }
 
   @Patch(':policyIdentity')

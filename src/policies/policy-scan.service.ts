@@ -2,8 +2,7 @@ import { TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
-import { Executor, ExecutorAdmission, executorKey } from '../executor/executor';
-import type { PolicyTasks } from './policy-tasks';
+import type { ExecutorAdmission } from '../executor/executor';
 import { CLUSTER_SELECT } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../identity/organisation.entity';
@@ -28,7 +27,8 @@ const yieldEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve
  * "Try before enforcing": a policy body (not saved) evaluated on a page of the organisation's clusters, and the
  * clusters violating a saved policy now. Each cluster is evaluated as an UPDATE that changes nothing (`object` and
  * `oldObject` are the cluster as it is; `request.user` is the caller). Both are admitted by the executor under the
- * organisation before they read anything (429 beyond its bound); clusters are read in keyset batches of
+ * organisation before their input is validated or anything is read (PolicyAdmissionInterceptor; 429 beyond its
+ * bound); clusters are read in keyset batches of
  * SCAN_BATCH_SIZE and evaluated on the executor in chunks of INPUTS_PER_TASK with the event loop yielded between
  * chunks; a violations page scans the organisation's clusters in scope once (it counts them all), bounded by
  * MAX_CONCURRENT_SCANS and SCAN_DEADLINE_MS.
@@ -42,23 +42,14 @@ export class PolicyScanService {
     private readonly policies: ClusterPoliciesService,
     private readonly inputs: PolicyInputs,
     private readonly evaluator: PolicyEvaluator,
-    private readonly executor: Executor<PolicyTasks>,
   ) {}
 
   /**
-   * One page (form A) of the clusters in the body's scope, each with whether it passes. Admitted by the executor
-   * under the organisation first (429 while it has too many such operations in progress), before anything is read.
+   * One page (form A) of the clusters in the body's scope, each with whether it passes. `admission`: the caller was
+   * admitted under the organisation before its body was validated (PolicyAdmissionInterceptor; 429 while it has
+   * too many such operations in progress), and is released by it.
    */
-  async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyEvaluationResult>> {
-    const admission = this.executor.admit(executorKey(org.id));
-    try {
-      return await this.evaluatePage(org, body, query, user, admission);
-    } finally {
-      admission.release();
-    }
-  }
-
-  private async evaluatePage(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable, admission: ExecutorAdmission) {
+  async evaluate(org: OrganisationEntity, body: PolicyBody, query: PageQueryDto, user: PolicyUserVariable, admission: ExecutorAdmission): Promise<Page<PolicyEvaluationResult>> {
     await this.policies.checkBody(org, body, true, admission);
     const req = toPageRequest(query, {});
     const fields = await this.evaluator.objectFields(org.id, [body], admission);
@@ -67,20 +58,29 @@ export class PolicyScanService {
       `SELECT count(*)::int AS n FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])`,
       [org.id, envIds],
     );
-    const rows: ClusterRow[] = await this.txHost.tx.query(
-      `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])
-        ORDER BY c.id LIMIT $3 OFFSET $4`,
-      [org.id, envIds, req.size, req.offset],
-    );
     const results: PolicyEvaluationResult[] = [];
-    await this.evaluateRows(org, body, rows, user, fields, admission, (c, env, { passed, message, error }) =>
-      results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: env, passed, message, evaluationError: error }),
-    );
+    // The page is read INPUTS_PER_TASK clusters at a time (its first slice at the page's offset, the next ones after
+    // the last id), each slice evaluated before the next is read: a page of 500 full cluster rows held for the whole
+    // evaluation outlived the young generation, and its garbage made the event loop's collections longer for everyone.
+    let after: number | null = null;
+    while (results.length < req.size) {
+      const limit = Math.min(INPUTS_PER_TASK, req.size - results.length);
+      const rows: ClusterRow[] = await this.txHost.tx.query(
+        `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])
+          AND ($3::bigint IS NULL OR c.id > $3) ORDER BY c.id LIMIT $4 OFFSET $5`,
+        [org.id, envIds, after, limit, after === null ? req.offset : 0],
+      );
+      await this.evaluateRows(org, body, rows, user, fields, admission, (c, env, { passed, message, error }) =>
+        results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: env, passed, message, evaluationError: error }),
+      );
+      if (rows.length < limit) break;
+      after = Number(rows[rows.length - 1].id);
+    }
     return toPage(results, n, req, 'A');
   }
 
-  /** One page (form A) of the clusters that violate a saved policy now, in cluster order. */
-  async violations(org: OrganisationEntity, identity: string, query: PageQueryDto, user: PolicyUserVariable): Promise<Page<PolicyViolation>> {
+  /** One page (form A) of the clusters that violate a saved policy now, in cluster order (`admission`: as for `evaluate`). */
+  async violations(org: OrganisationEntity, identity: string, query: PageQueryDto, user: PolicyUserVariable, admission: ExecutorAdmission): Promise<Page<PolicyViolation>> {
     const policy = await this.policies.find(org, identity);
     const req = toPageRequest(query, {});
     if (this.running >= MAX_CONCURRENT_SCANS) {
@@ -88,13 +88,11 @@ export class PolicyScanService {
         headers: { 'Retry-After': '5' },
       });
     }
-    const admission = this.executor.admit(executorKey(org.id));
     this.running++;
     try {
       return await this.scan(org, policy, req, user, admission);
     } finally {
       this.running--;
-      admission.release();
     }
   }
 

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { Executor } from '../../src/executor/executor';
+import { Executor, MAX_ADMISSION_RETRY_AFTER_SECONDS } from '../../src/executor/executor';
 
 type Tasks = {
   hog: () => never;
@@ -166,6 +166,47 @@ describe('Executor (worker-thread pool with per-organisation fair queuing)', () 
     expect(await executor.run('org-a', 'echo', 4, again)).toBe(4);
     again.release();
     other.release();
+  });
+
+  it("names in Retry-After when the organisation's first caller in progress is expected to end, from how long its callers took", () => {
+    let now = 1_000_000;
+    executor = make({ maxHoldingPerKey: 1, now: () => now });
+    const retryAfter = () => {
+      try {
+        executor.admit('org-a').release();
+        return 'admitted';
+      } catch (e) {
+        return (e as { headers: Record<string, string> }).headers['retry-after'];
+      }
+    };
+    // Nothing known yet: one second.
+    let caller = executor.admit('org-a');
+    expect(retryAfter()).toBe('1');
+    now += 8_000;
+    caller.release();
+    // Callers take 8 s: one that began 3 s ago ends in about 5.
+    caller = executor.admit('org-a');
+    now += 3_000;
+    expect(retryAfter()).toBe('5');
+    // Overdue: one second.
+    now += 9_000;
+    expect(retryAfter()).toBe('1');
+    caller.release();
+    // A moving average: that 12 s caller made it 0.75 × 8 + 0.25 × 12 = 9 s, a 2 s one brings it to 7.25 s.
+    caller = executor.admit('org-a');
+    now += 2_000;
+    caller.release();
+    caller = executor.admit('org-a');
+    expect(retryAfter()).toBe('8');
+    // Capped however long callers take, and another organisation has its own figure.
+    now += 600_000;
+    caller.release();
+    caller = executor.admit('org-a');
+    expect(retryAfter()).toBe(String(MAX_ADMISSION_RETRY_AFTER_SECONDS));
+    const other = executor.admit('org-b');
+    expect(() => executor.admit('org-b')).toThrow(expect.objectContaining({ headers: { 'retry-after': '1' } }));
+    other.release();
+    caller.release();
   });
 
   it('stops a task that outgrows its worker heap (422), replaces the worker, and runs the next task', async () => {

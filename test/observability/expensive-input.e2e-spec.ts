@@ -185,7 +185,7 @@ describe('expensive work on user input runs on the executor, and other tenants a
     const refused = results.filter((r) => r.status !== 200);
     expect(refused.length).toBeGreaterThanOrEqual(2);
     expect(new Set(refused.map((r) => r.status))).toEqual(new Set([429]));
-    expect(refused[0].headers['retry-after']).toBe('1');
+    expect(Number(refused[0].headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused[0].body.message).toMatch(new RegExp(`already has ${limit} expensive operations? in progress in changes`));
     expect(other).toBe(200);
   });
