@@ -69,6 +69,60 @@ export const CLUSTER_SELECT = `c.id, c.identity, c.organisation_id AS "organisat
   c.generation::float8 AS "generation", c.observed_generation::float8 AS "observedGeneration", c.conditions,
   c.created_at AS "createdAt", c.modified_at AS "modifiedAt", c.deleted_at AS "deletedAt", c.row_version AS "rowVersion"`;
 
+/** CLUSTER_SELECT's columns: [the name a ClusterRow carries it under, its select expression]. */
+const CLUSTER_COLUMNS: [string, string][] = CLUSTER_SELECT.split(',').map((entry) => {
+  const expr = entry.trim();
+  const alias = / AS "(\w+)"$/.exec(expr)?.[1] ?? expr.replace(/^c\./, '');
+  return [alias, expr];
+});
+const COLUMN_NAMES = new Set(CLUSTER_COLUMNS.map(([alias]) => alias));
+
+/**
+ * The ClusterRow columns a response field of clusterViews is computed from, where they are not just the column of
+ * the field's own name. A field in neither needs every column.
+ */
+const FIELD_COLUMNS: Record<string, string[]> = {
+  platformOIDC: ['platformOidc'],
+  upgradeAvailable: ['updateChannel', 'version'],
+  cloudAccount: ['cloudAccountId'],
+  cloudCredentials: ['cloudCredentialsId'],
+  enableNATGateway: ['enableNatGateway'],
+  maintenanceSchedule: ['maintenanceScheduleId'],
+  observabilityTenant: ['name', 'version', 'deletedAt'],
+  conditions: ['conditions', 'generation', 'observedGeneration', 'modifiedAt'],
+  upstreamCluster: ['upstreamClusterId'],
+  // From other tables, by the cluster's id, organisation or environment (always read).
+  cpu: [],
+  memory: [],
+  customerIdentity: [],
+  customerSlug: [],
+  environmentIdentity: [],
+  environmentSlug: [],
+  poolID: [],
+  poolName: [],
+  downstreamClusters: [],
+  nodePools: [],
+};
+/** Read whatever the projection: a scan's answer names the cluster, and node pools depend on the provider. */
+const ALWAYS_READ = ['id', 'identity', 'organisationId', 'environmentId', 'slug', 'cloudProvider'];
+
+/**
+ * CLUSTER_SELECT for a projection (a cluster policy's fields, see PolicyEvaluator.objectFields): the columns those
+ * fields are computed from, NULL for the others, so that a scan does not parse columns (conditions, addons,
+ * timestamps) no field it answers is made of. Null: every column. The rows it reads are only good for views of
+ * these fields.
+ */
+export function clusterSelect(fields: ReadonlySet<string> | null): string {
+  if (!fields) return CLUSTER_SELECT;
+  const read = new Set(ALWAYS_READ);
+  for (const field of fields) {
+    const columns = FIELD_COLUMNS[field] ?? (COLUMN_NAMES.has(field) ? [field] : null);
+    if (!columns) return CLUSTER_SELECT;
+    for (const c of columns) read.add(c);
+  }
+  return CLUSTER_COLUMNS.map(([alias, expr]) => (read.has(alias) ? expr : `NULL AS "${alias}"`)).join(', ');
+}
+
 export interface ClusterScope {
   organisationId?: number;
   environmentId?: number;

@@ -3,7 +3,7 @@ import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-t
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import type { ClusterRow } from '../clusters/cluster-read';
 import type { ExecutorAdmission } from '../executor/executor';
-import { CLUSTER_SELECT } from '../clusters/cluster-read';
+import { clusterSelect } from '../clusters/cluster-read';
 import { Page, PageQueryDto, toPage, toPageRequest } from '../common/paging';
 import type { OrganisationEntity } from '../identity/organisation.entity';
 import type { ClusterPolicyEntity } from './cluster-policy.entity';
@@ -66,7 +66,7 @@ export class PolicyScanService {
     while (results.length < req.size) {
       const limit = Math.min(INPUTS_PER_TASK, req.size - results.length);
       const rows: ClusterRow[] = await this.txHost.tx.query(
-        `SELECT ${CLUSTER_SELECT} FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])
+        `SELECT ${clusterSelect(fields)} FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])
           AND ($3::bigint IS NULL OR c.id > $3) ORDER BY c.id LIMIT $4 OFFSET $5`,
         [org.id, envIds, after, limit, after === null ? req.offset : 0],
       );
@@ -108,7 +108,7 @@ export class PolicyScanService {
         throw new HttpException(`The violations scan did not finish within ${SCAN_DEADLINE_MS / 1000} s; narrow the policy's scope.`, HttpStatus.SERVICE_UNAVAILABLE);
       }
       const batch: ClusterRow[] = await this.txHost.tx.query(
-        `SELECT ${CLUSTER_SELECT} FROM clusters c
+        `SELECT ${clusterSelect(fields)} FROM clusters c
           WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[]) AND c.id > $3
           ORDER BY c.id LIMIT $4`,
         [org.id, envIds, after, SCAN_BATCH_SIZE],
