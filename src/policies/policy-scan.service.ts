@@ -65,11 +65,7 @@ export class PolicyScanService {
     let after: number | null = null;
     while (results.length < req.size) {
       const limit = Math.min(INPUTS_PER_TASK, req.size - results.length);
-      const rows: ClusterRow[] = await this.txHost.tx.query(
-        `SELECT ${clusterSelect(fields)} FROM clusters c WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[])
-          AND ($3::bigint IS NULL OR c.id > $3) ORDER BY c.id LIMIT $4 OFFSET $5`,
-        [org.id, envIds, after, limit, after === null ? req.offset : 0],
-      );
+      const rows = await this.clusterSlice(org, envIds, fields, { after: after ?? 0, limit, offset: after === null ? req.offset : 0 });
       await this.evaluateRows(org, body, rows, user, fields, admission, (c, env, { passed, message, error }) =>
         results.push({ clusterIdentity: c.identity, clusterSlug: c.slug, environmentSlug: env, passed, message, evaluationError: error }),
       );
@@ -107,12 +103,7 @@ export class PolicyScanService {
       if (Date.now() - started > SCAN_DEADLINE_MS) {
         throw new HttpException(`The violations scan did not finish within ${SCAN_DEADLINE_MS / 1000} s; narrow the policy's scope.`, HttpStatus.SERVICE_UNAVAILABLE);
       }
-      const batch: ClusterRow[] = await this.txHost.tx.query(
-        `SELECT ${clusterSelect(fields)} FROM clusters c
-          WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[]) AND c.id > $3
-          ORDER BY c.id LIMIT $4`,
-        [org.id, envIds, after, SCAN_BATCH_SIZE],
-      );
+      const batch = await this.clusterSlice(org, envIds, fields, { after, limit: SCAN_BATCH_SIZE, offset: 0 });
       if (!batch.length) break;
       after = Number(batch[batch.length - 1].id);
       await this.evaluateRows(org, policy, batch, user, fields, admission, (c, env, r) => {
@@ -148,6 +139,24 @@ export class PolicyScanService {
       chunk.forEach((c, j) => each(c, envSlugs.get(Number(c.environmentId))!, outcomes[j][0]));
       await yieldEventLoop();
     }
+  }
+
+  /**
+   * The organisation's clusters in these environments after id `after`, in id order: `limit` of them from `offset`,
+   * with only the columns the projection `fields` needs (clusterSelect).
+   */
+  private clusterSlice(
+    org: OrganisationEntity,
+    envIds: number[],
+    fields: Set<string> | null,
+    slice: { after: number; limit: number; offset: number },
+  ): Promise<ClusterRow[]> {
+    return this.txHost.tx.query(
+      `SELECT ${clusterSelect(fields)} FROM clusters c
+        WHERE c.organisation_id = $1 AND c.deleted_at IS NULL AND c.environment_id = ANY($2::bigint[]) AND c.id > $3
+        ORDER BY c.id LIMIT $4 OFFSET $5`,
+      [org.id, envIds, slice.after, slice.limit, slice.offset],
+    );
   }
 
   /** Ids of the organisation's environments a policy covers. */
