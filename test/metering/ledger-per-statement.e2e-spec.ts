@@ -1,13 +1,15 @@
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { UsageLedgerPerStatement1795400320100 } from '../../src/database/migrations/1795400320100-UsageLedgerPerStatement';
+import { UsageLedgerRowUpdates1795400330100 } from '../../src/database/migrations/1795400330100-UsageLedgerRowUpdates';
 import { createTestDatabase } from '../support/test-app';
 import { seededRandom } from '../support/seeded-random';
 
 /**
- * The ledger's statement triggers (migration UsageLedgerPerStatement, docs/adr/0203) write the same ledger as the row
- * triggers they replaced, row for row and id for id. Two databases from the migrated template, one taken back to the
- * row triggers by the migration's down(), take the same pseudo-random statements (seeded, so a failure repeats):
+ * The ledger's triggers as they are (statement triggers for inserts and deletes, docs/adr/0203; row triggers for priced
+ * updates with a short path for a resize, docs/adr/0209) write the same ledger as the row triggers of UsageLedger
+ * they replaced, row for row. Two databases from the migrated template, one taken back to those row triggers by the
+ * migrations' down(), take the same pseudo-random statements (seeded, so a failure repeats):
  * multi-row inserts, updates and deletes of clusters and node pools, several pools of one cluster in one statement,
  * cascades, clocks that go back or stand still, unpriced changes, several statements in one transaction and
  * transactions that roll back; after each step their ledgers must be equal.
@@ -162,6 +164,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     const [a, b] = [await createTestDatabase(), await createTestDatabase()];
     const ds = await new DataSource({ type: 'postgres', url: b }).initialize();
     const runner = ds.createQueryRunner();
+    await new UsageLedgerRowUpdates1795400330100().down(runner);
     await new UsageLedgerPerStatement1795400320100().down(runner);
     await runner.release();
     await ds.destroy();
@@ -175,16 +178,17 @@ describe('usage ledger, statement triggers against the row triggers they replace
     await rowDb?.end();
   });
 
-  // One line per interval, so a difference reads as a diff of lines. By cluster, in the order of the ids within it: a
-  // statement that writes several clusters takes them in the order of their rows in the table, which the two databases
-  // need not share (when a page is pruned depends on what read it), so the ids across clusters are not compared.
+  // One line per interval, so a difference reads as a diff of lines. By cluster, then by start, kind and pool, then by id:
+  // ids order nothing the service reads, and two writers may number the same intervals differently (a statement that
+  // writes several clusters takes them in the order of their rows in the table, which the two databases need not
+  // share; the row triggers of an update of several pools of one cluster fire in the order its rows were written).
   const ledger = async (db: Client) =>
     (
       await db.query(
-        `SELECT concat_ws(' ', rank() OVER (PARTITION BY cluster_id ORDER BY id), kind, cluster_identity, cluster_slug, region, highly_available, node_pool_name, node_type, node_count,
+        `SELECT concat_ws(' ', rank() OVER (PARTITION BY cluster_id ORDER BY started_at, kind, node_pool_id NULLS FIRST, id), kind, cluster_identity, cluster_slug, region, highly_available, node_pool_name, node_type, node_count,
                           started_at, ended_at, organisation_id, environment_id, environment_slug, cluster_id, cluster_name, cloud_provider,
                           node_pool_id, node_pool_identity) AS line
-           FROM usage_intervals ORDER BY cluster_id, id`,
+           FROM usage_intervals ORDER BY cluster_id, started_at, kind, node_pool_id NULLS FIRST, id`,
       )
     ).rows.map((r) => r.line as string);
   const triggers = async (db: Client) =>
@@ -197,7 +201,8 @@ describe('usage ledger, statement triggers against the row triggers they replace
 
   it('runs row triggers on one database and statement triggers on the other', async () => {
     const names = ['metering_clusters_ins', 'metering_clusters_upd', 'metering_node_pools_del', 'metering_node_pools_ins', 'metering_node_pools_upd'];
-    expect(await triggers(statementDb)).toEqual(names.map((tgname) => ({ tgname, per_row: false })));
+    // Inserts and deletes per statement; updates per row, for a priced change only (UsageLedgerRowUpdates).
+    expect(await triggers(statementDb)).toEqual(names.map((tgname) => ({ tgname, per_row: tgname.endsWith('_upd') })));
     expect(await triggers(rowDb)).toEqual(names.map((tgname) => ({ tgname, per_row: true })));
   });
 
@@ -229,6 +234,89 @@ describe('usage ledger, statement triggers against the row triggers they replace
     }
     expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_intervals`)).rows[0].n).toBeGreaterThan(1000);
     expect((await statementDb.query(`SHOW plan_cache_mode`)).rows[0].plan_cache_mode).toBe('auto');
+  });
+
+  // The single-row statements the API and the reconciler make take short paths (migration UsageLedgerSingleRowPaths,
+  // docs/adr/0209): a resize of a running cluster's pool changes that pool's interval alone; the rest go the general
+  // way. Each branch of both, against the row triggers: a resize that ends the interval, one at the same time (changed
+  // in place), one with the clock gone back, a node type change, names changed before a resize (the new interval takes
+  // the current ones), pools of a stopped, faulted, deleting and never-started cluster, unpriced and unchanged updates.
+  it('writes the same ledger for the single-row paths: each kind of resize and of cluster change', async () => {
+    const f = await fixture(statementDb);
+    expect(await fixture(rowDb)).toEqual(f);
+    const at = (minutes: number) => `'${new Date(T0 + minutes * 60_000).toISOString()}'::timestamptz`;
+    const cluster = (n: number, status: string, before: string | null, minutes: number) =>
+      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
+                             status_before_fault, highly_available, created_at, modified_at)
+       VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, n)}', 'c${n}', 'Cluster ${n}', 'r1', 'platform_1', '1.31', '${status}',
+               ${before ? `'${before}'` : 'NULL'}, false, ${at(minutes)}, ${at(minutes)})`;
+    const pools = (n: number, minutes: number) =>
+      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
+       SELECT id, ('00000000-0000-4000-8000-0002' || lpad(to_hex(${n} * 10 + p), 8, '0'))::uuid, 'p' || p, 'small', p + 1, 9, ${at(minutes)}, ${at(minutes)}
+         FROM clusters, generate_series(0, 1) AS p WHERE slug = 'c${n}'`;
+    const pool = (n: number, p: number, set: string, minutes: number) =>
+      `UPDATE cluster_node_pools SET ${set}, modified_at = ${at(minutes)} WHERE identity = ('00000000-0000-4000-8000-0002' || lpad(to_hex(${n} * 10 + ${p}), 8, '0'))::uuid`;
+    const update = (n: number, set: string, minutes: number) => `UPDATE clusters SET ${set}, modified_at = ${at(minutes)} WHERE slug = 'c${n}'`;
+    const statements = [
+      cluster(1, 'started', null, 0),
+      pools(1, 1),
+      pool(1, 0, 'min_size = 5', 10), // ends the interval, opens the next
+      pool(1, 0, 'min_size = 6', 10), // the same time: changed in place
+      pool(1, 0, 'min_size = 7', 5), // the clock went back: changed in place
+      pool(1, 0, `node_size = 'large'`, 20),
+      pool(1, 1, 'max_size = 12', 21), // not priced
+      pool(1, 1, 'min_size = min_size', 22), // changes nothing
+      update(1, `name = 'Renamed', slug = 'c1'`, 23), // not priced
+      `UPDATE environments SET slug = 'prod' WHERE id = ${f.env}`,
+      pool(1, 1, `name = 'renamed', min_size = 4`, 30), // the new interval takes the current names
+      update(1, `status = 'stopped'`, 40),
+      pool(1, 1, 'min_size = 3', 45), // stopped: nothing opens
+      update(1, `status = 'started'`, 50),
+      pool(1, 1, 'min_size = 2', 60),
+      update(1, `region = 'r2'`, 61),
+      pool(1, 0, 'min_size = 1', 62),
+      update(1, `highly_available = true`, 63),
+      update(1, `status = 'unknown', status_before_fault = 'started'`, 70),
+      pool(1, 0, 'min_size = 0', 71), // faulted while running: still billed
+      update(1, `status = 'deleting', status_before_fault = NULL`, 80),
+      pool(1, 0, 'min_size = 3', 81), // deleting what ran: still billed
+      update(1, `deleted_at = ${at(90)}`, 90),
+      pool(1, 0, 'min_size = 4', 91),
+      cluster(2, 'deleting', null, 100), // never ran
+      pools(2, 100),
+      pool(2, 0, 'min_size = 4', 101),
+      cluster(3, 'unknown', 'stopped', 100),
+      pools(3, 100),
+      pool(3, 1, 'min_size = 4', 102),
+      update(3, `status = 'started', status_before_fault = NULL`, 103),
+      pool(3, 1, 'min_size = 5', 103), // at the time it started: changed in place
+      `DELETE FROM cluster_node_pools WHERE identity = ('00000000-0000-4000-8000-0002' || lpad(to_hex(31), 8, '0'))::uuid`,
+      // A ledger out of line with its rows (written with the triggers off): a resize goes the general way, which puts
+      // the whole cluster in line, whenever the pool's interval would bill what no longer runs.
+      cluster(4, 'started', null, 110),
+      pools(4, 110),
+      ...[`status = 'stopped'`, `status = 'deleted'`, `region = 'r3'`, `status = 'started', deleted_at = ${at(119)}`].flatMap((set, k) => [
+        `SET session_replication_role = replica; ${update(4, set, 120 + k * 10)}; SET session_replication_role = DEFAULT`,
+        pool(4, 0, `min_size = ${5 + k}`, 121 + k * 10),
+        `SET session_replication_role = replica; ${update(4, `status = 'started', deleted_at = NULL, region = 'r1'`, 122 + k * 10)}; SET session_replication_role = DEFAULT`,
+        update(4, `status = 'stopped'`, 123 + k * 10),
+        update(4, `status = 'started'`, 124 + k * 10),
+      ]),
+      `SET session_replication_role = replica; ${update(4, `status = 'deleting'`, 170)};
+       UPDATE usage_intervals SET ended_at = ${at(170)} WHERE cluster_slug = 'c4' AND kind = 'CONTROL_PLANE' AND ended_at IS NULL;
+       SET session_replication_role = DEFAULT`,
+      pool(4, 1, 'min_size = 1', 171),
+    ];
+    for (const [i, sql] of statements.entries()) {
+      await statementDb.query(sql);
+      await rowDb.query(sql);
+      const [s, r] = [await ledger(statementDb), await ledger(rowDb)];
+      if (s.join('\n') !== r.join('\n')) expect({ step: i, sql, ledger: s }).toEqual({ step: i, sql, ledger: r });
+    }
+    // The statements did reach every branch: intervals changed in place, ended and reopened, with the current names.
+    const lines = await ledger(statementDb);
+    expect(lines.filter((l) => l.includes(' p0 ')).length).toBeGreaterThan(5);
+    expect(lines.some((l) => l.includes(' renamed ') && l.includes(' Renamed') && l.includes(' prod '))).toBe(true);
   });
 
   it.each([1, 2, 3, 4])('writes the same ledger, row for row, through pseudo-random workload %i (400 transactions)', async (seed) => {

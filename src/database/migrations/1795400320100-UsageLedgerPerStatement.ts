@@ -2,6 +2,39 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { UsageLedgerDeleting1795400200150 } from './1795400200150-UsageLedgerDeleting';
 
 /**
+ * The update triggers' functions as this migration made them: UsageLedgerRowUpdates1795400330100 replaces them with row
+ * triggers, and its down() puts these back.
+ */
+export const CLUSTERS_UPDATED = `
+      -- Old and new rows side by side by grouping, not by a join: a transition table has no index, and the plan, made
+      -- once, would keep the join the first statement's size called for (a nested loop planned for one row compares
+      -- every pair of 1,000). Records compare as IS DISTINCT FROM does (two nulls are equal).
+      CREATE OR REPLACE FUNCTION metering_clusters_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM metering_sync_clusters(array_agg(c.id ORDER BY c.n), array_agg(c.ts ORDER BY c.n))
+           FROM (SELECT x.id, max(x.n) AS n, max(x.ts) AS ts
+                   FROM (SELECT id, row_number() OVER () AS n, modified_at AS ts,
+                                ROW(status, status_before_fault, deleted_at, highly_available, region) AS priced FROM new_rows
+                         UNION ALL
+                         SELECT id, NULL, NULL, ROW(status, status_before_fault, deleted_at, highly_available, region) FROM old_rows) x
+                  GROUP BY x.id
+                 HAVING count(DISTINCT x.priced) > 1) c;
+        RETURN NULL;
+      END $$;`;
+export const NODE_POOLS_UPDATED = `
+      CREATE OR REPLACE FUNCTION metering_node_pools_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM metering_sync_clusters(array_agg(c.cluster_id ORDER BY c.n), array_agg(c.ts ORDER BY c.n))
+           FROM (SELECT max(x.cluster_id) AS cluster_id, max(x.n) AS n, max(x.ts) AS ts
+                   FROM (SELECT id, cluster_id, row_number() OVER () AS n, modified_at AS ts, ROW(node_size, min_size) AS priced FROM new_rows
+                         UNION ALL
+                         SELECT id, cluster_id, NULL, NULL, ROW(node_size, min_size) FROM old_rows) x
+                  GROUP BY x.id
+                 HAVING count(DISTINCT x.priced) > 1) c;
+        RETURN NULL;
+      END $$;`;
+
+/**
  * The usage ledger's triggers fire once per statement instead of once per row (docs/adr/0203): each trigger reads the
  * rows its statement wrote from a transition table and hands the clusters they belong to, once each, to
  * metering_sync_clusters, which does for all of them in two set-based statements what metering_sync_cluster
@@ -135,21 +168,7 @@ export class UsageLedgerPerStatement1795400320100 implements MigrationInterface 
            FROM (SELECT id, created_at, row_number() OVER () AS n FROM new_rows) w;
         RETURN NULL;
       END $$;
-      -- Old and new rows side by side by grouping, not by a join: a transition table has no index, and the plan, made
-      -- once, would keep the join the first statement's size called for (a nested loop planned for one row compares
-      -- every pair of 1,000). Records compare as IS DISTINCT FROM does (two nulls are equal).
-      CREATE FUNCTION metering_clusters_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM metering_sync_clusters(array_agg(c.id ORDER BY c.n), array_agg(c.ts ORDER BY c.n))
-           FROM (SELECT x.id, max(x.n) AS n, max(x.ts) AS ts
-                   FROM (SELECT id, row_number() OVER () AS n, modified_at AS ts,
-                                ROW(status, status_before_fault, deleted_at, highly_available, region) AS priced FROM new_rows
-                         UNION ALL
-                         SELECT id, NULL, NULL, ROW(status, status_before_fault, deleted_at, highly_available, region) FROM old_rows) x
-                  GROUP BY x.id
-                 HAVING count(DISTINCT x.priced) > 1) c;
-        RETURN NULL;
-      END $$;
+${CLUSTERS_UPDATED}
       CREATE TRIGGER metering_clusters_ins AFTER INSERT ON clusters
         REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_inserted();
       CREATE TRIGGER metering_clusters_upd AFTER UPDATE ON clusters
@@ -161,17 +180,7 @@ export class UsageLedgerPerStatement1795400320100 implements MigrationInterface 
            FROM (SELECT cluster_id, created_at, row_number() OVER () AS n FROM new_rows) w;
         RETURN NULL;
       END $$;
-      CREATE FUNCTION metering_node_pools_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        PERFORM metering_sync_clusters(array_agg(c.cluster_id ORDER BY c.n), array_agg(c.ts ORDER BY c.n))
-           FROM (SELECT max(x.cluster_id) AS cluster_id, max(x.n) AS n, max(x.ts) AS ts
-                   FROM (SELECT id, cluster_id, row_number() OVER () AS n, modified_at AS ts, ROW(node_size, min_size) AS priced FROM new_rows
-                         UNION ALL
-                         SELECT id, cluster_id, NULL, NULL, ROW(node_size, min_size) FROM old_rows) x
-                  GROUP BY x.id
-                 HAVING count(DISTINCT x.priced) > 1) c;
-        RETURN NULL;
-      END $$;
+${NODE_POOLS_UPDATED}
       CREATE FUNCTION metering_node_pools_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
         PERFORM metering_sync_clusters(array_agg(cluster_id ORDER BY n), array_agg(modified_at ORDER BY n))

@@ -1,0 +1,120 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+import { CLUSTERS_UPDATED, NODE_POOLS_UPDATED } from './1795400320100-UsageLedgerPerStatement';
+
+/**
+ * The ledger's update triggers fire per row again, only for a priced change, and a resize changes its pool's interval
+ * alone (docs/adr/0209). The API and the reconciler write one row per statement; the statement triggers of
+ * UsageLedgerPerStatement1795400320100 ran on every update of either table (a description, a pool's generation bump:
+ * transition tables kept, grouped and compared) and sent a resize through metering_sync_clusters, built for many
+ * clusters: together 0.24 ms of the database's CPU per resize, and 40 % of the throughput of resizes serialised on
+ * one pool (bench/ledger-resize.ts; docs/performance.md). Inserts and deletes keep their statement triggers.
+ *
+ * - clusters: `AFTER UPDATE OF` the priced columns `FOR EACH ROW WHEN` one of them differs, as UsageLedger1795400200100
+ *   had it: an unpriced update runs nothing. A priced one brings the cluster in line at the row's `modified_at`
+ *   (metering_sync_clusters for one cluster), as that row trigger did.
+ * - cluster_node_pools: the same for `node_size` and `min_size`; then metering_pool_resized changes, or ends and
+ *   reopens, that pool's open interval alone when the cluster is billable, in the pool's region, and the pool has an
+ *   open interval: there the general path would keep every other interval of the cluster (the triggers keep them in
+ *   line with their rows on every priced write) and do to this one what this function does. Otherwise (a stopped
+ *   cluster, a deleting one without its control plane, a ledger out of line) metering_sync_clusters decides.
+ *
+ * The ledger is the same as the row triggers wrote (test/metering/ledger-per-statement.e2e-spec.ts compares them on
+ * random and scripted workloads), and as the statement triggers wrote, but for two cases the service does not make: a
+ * statement updating several pools of one cluster at different `modified_at` now ends each pool's interval at its own
+ * row's time (the statement triggers took the first row's for the cluster), and such a statement's new intervals take
+ * their ids in the order its rows were written. A 1,000-row priced update runs 1,000 calls instead of one
+ * (bench:metering measures it).
+ */
+export class UsageLedgerRowUpdates1795400330100 implements MigrationInterface {
+  name = 'UsageLedgerRowUpdates1795400330100';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`
+      -- A resize of pool p at p.modified_at when its cluster's ledger is as the triggers keep it; false when the
+      -- general path must decide. The same actions as metering_sync_clusters takes on this pool's open interval:
+      -- keep it (it matches), change it in place (it began at or after the change) or end it and open the next at
+      -- the change (every earlier interval of the pool ended before this one began).
+      CREATE FUNCTION metering_pool_resized(p cluster_node_pools) RETURNS boolean LANGUAGE plpgsql
+        SET plan_cache_mode = force_generic_plan AS $$
+      DECLARE
+        ts timestamptz := p.modified_at;
+        u usage_intervals;
+        c record;
+      BEGIN
+        SELECT * INTO u FROM usage_intervals WHERE node_pool_id = p.id AND kind = 'NODES' AND ended_at IS NULL;
+        IF NOT FOUND THEN
+          RETURN false;
+        END IF;
+        SELECT cl.organisation_id, cl.environment_id, e.slug AS environment_slug, cl.identity, cl.slug, cl.name, cl.cloud_provider, cl.region,
+               cl.deleted_at IS NULL AND x.effective NOT IN ('stopped', 'deleted')
+                 AND (x.effective <> 'deleting'
+                      OR EXISTS (SELECT 1 FROM usage_intervals o WHERE o.cluster_id = cl.id AND o.kind = 'CONTROL_PLANE' AND o.ended_at IS NULL))
+                 AS billable
+          INTO c
+          FROM clusters cl JOIN environments e ON e.id = cl.environment_id
+         CROSS JOIN LATERAL (SELECT CASE WHEN cl.status = 'unknown' THEN COALESCE(cl.status_before_fault, 'unknown') ELSE cl.status END AS effective) x
+         WHERE cl.id = p.cluster_id;
+        IF c.billable IS NOT TRUE OR c.region <> u.region THEN
+          RETURN false;
+        END IF;
+        IF u.node_type = p.node_size AND u.node_count = p.min_size THEN
+          RETURN true;
+        END IF;
+        IF u.started_at >= ts THEN
+          UPDATE usage_intervals SET node_type = p.node_size, node_count = p.min_size WHERE id = u.id;
+        ELSE
+          UPDATE usage_intervals SET ended_at = ts WHERE id = u.id;
+          INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug,
+                                       cluster_name, cloud_provider, region, highly_available, node_pool_id, node_pool_identity, node_pool_name,
+                                       node_type, node_count, started_at)
+          VALUES ('NODES', c.organisation_id, c.environment_id, c.environment_slug, p.cluster_id, c.identity, c.slug, c.name, c.cloud_provider,
+                  c.region, NULL, p.id, p.identity, p.name, p.node_size, p.min_size, ts);
+        END IF;
+        RETURN true;
+      END $$;
+
+      DROP TRIGGER metering_clusters_upd ON clusters;
+      DROP FUNCTION metering_clusters_updated();
+      CREATE FUNCTION metering_cluster_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        PERFORM metering_sync_clusters(ARRAY[NEW.id], ARRAY[NEW.modified_at]);
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER metering_clusters_upd AFTER UPDATE OF status, status_before_fault, deleted_at, highly_available, region ON clusters
+        FOR EACH ROW
+        WHEN (NEW.status IS DISTINCT FROM OLD.status OR NEW.status_before_fault IS DISTINCT FROM OLD.status_before_fault
+              OR NEW.deleted_at IS DISTINCT FROM OLD.deleted_at OR NEW.highly_available IS DISTINCT FROM OLD.highly_available
+              OR NEW.region IS DISTINCT FROM OLD.region)
+        EXECUTE FUNCTION metering_cluster_updated();
+
+      DROP TRIGGER metering_node_pools_upd ON cluster_node_pools;
+      DROP FUNCTION metering_node_pools_updated();
+      CREATE FUNCTION metering_node_pool_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NOT metering_pool_resized(NEW) THEN
+          PERFORM metering_sync_clusters(ARRAY[NEW.cluster_id], ARRAY[NEW.modified_at]);
+        END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER metering_node_pools_upd AFTER UPDATE OF node_size, min_size ON cluster_node_pools
+        FOR EACH ROW WHEN (NEW.node_size IS DISTINCT FROM OLD.node_size OR NEW.min_size IS DISTINCT FROM OLD.min_size)
+        EXECUTE FUNCTION metering_node_pool_updated();
+    `);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`
+      DROP TRIGGER metering_node_pools_upd ON cluster_node_pools;
+      DROP FUNCTION metering_node_pool_updated();
+      DROP FUNCTION metering_pool_resized(cluster_node_pools);
+      DROP TRIGGER metering_clusters_upd ON clusters;
+      DROP FUNCTION metering_cluster_updated();
+      ${CLUSTERS_UPDATED}
+      ${NODE_POOLS_UPDATED}
+      CREATE TRIGGER metering_clusters_upd AFTER UPDATE ON clusters
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_updated();
+      CREATE TRIGGER metering_node_pools_upd AFTER UPDATE ON cluster_node_pools
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_updated();
+    `);
+  }
+}
