@@ -424,6 +424,11 @@ function printTable(report: Record<string, any>): void {
     for (const [name, f] of [['cluster PATCH', l.patchCluster], ['node-pool PUT (resize)', l.putNodePool]] as const) {
       lines.push(`ledger: ${name} ${f.withLedgerRps} req/s with the ledger's triggers, ${f.withoutLedgerRps} without: overhead ${(100 * f.overhead).toFixed(1)} % (target <= ${100 * l.targetOverhead} %)`);
     }
+    for (const [name, op] of [['cluster PATCH', 'patchCluster'], ['node-pool PUT (resize)', 'putNodePool']] as const) {
+      const c = l.cost[op];
+      const f = l.inFunctions[op];
+      lines.push(`ledger: ${name} CPU per request ${c.cpuMsPerRequest.withLedger} / ${c.cpuMsPerRequest.withoutLedger} ms (${(100 * c.cpuMsPerRequest.overhead).toFixed(1)} %), inside the ledger's functions ${f.msPerRequest} ms (${f.calls} calls)`);
+    }
   }
   lines.push(`service RSS after the runs: ${report.rssAfterMb} MB; growth repetition 2 -> 3: ${report.rssGrowthRep2to3Mb} MB`);
   lines.push(`results: bench/results/${report.quick ? 'quick' : 'latest'}.json${PROFILE ? ', bench/results/profile-<op>.md' : ''}`);
