@@ -302,6 +302,9 @@ describe('usage ledger, statement triggers against the row triggers they replace
         update(4, `status = 'stopped'`, 123 + k * 10),
         update(4, `status = 'started'`, 124 + k * 10),
       ]),
+      // The pool's row changed with the triggers off and changed back: its interval already matches, and stays.
+      `SET session_replication_role = replica; ${pool(4, 1, 'min_size = min_size + 3', 160)}; SET session_replication_role = DEFAULT`,
+      pool(4, 1, 'min_size = min_size - 3', 161),
       `SET session_replication_role = replica; ${update(4, `status = 'deleting'`, 170)};
        UPDATE usage_intervals SET ended_at = ${at(170)} WHERE cluster_slug = 'c4' AND kind = 'CONTROL_PLANE' AND ended_at IS NULL;
        SET session_replication_role = DEFAULT`,

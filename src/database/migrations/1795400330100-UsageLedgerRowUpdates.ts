@@ -12,11 +12,12 @@ import { CLUSTERS_UPDATED, NODE_POOLS_UPDATED } from './1795400320100-UsageLedge
  * - clusters: `AFTER UPDATE OF` the priced columns `FOR EACH ROW WHEN` one of them differs, as UsageLedger1795400200100
  *   had it: an unpriced update runs nothing. A priced one brings the cluster in line at the row's `modified_at`
  *   (metering_sync_clusters for one cluster), as that row trigger did.
- * - cluster_node_pools: the same for `node_size` and `min_size`; then metering_pool_resized changes, or ends and
- *   reopens, that pool's open interval alone when the cluster is billable, in the pool's region, and the pool has an
- *   open interval: there the general path would keep every other interval of the cluster (the triggers keep them in
- *   line with their rows on every priced write) and do to this one what this function does. Otherwise (a stopped
- *   cluster, a deleting one without its control plane, a ledger out of line) metering_sync_clusters decides.
+ * - cluster_node_pools: the same for `node_size` and `min_size`; then metering_pool_resized ends that pool's open
+ *   interval and opens the next, alone, when the cluster is billable and not deleting, and the interval began before
+ *   the change, is in the cluster's region and differs from the pool: there the general path would keep every other
+ *   interval of the cluster (the triggers keep them in line with their rows on every priced write) and do to this one
+ *   what this function does. Otherwise (a stopped or deleting cluster, a second change at the time of the first, a
+ *   ledger out of line) metering_sync_clusters decides.
  *
  * The ledger is the same as the row triggers wrote (test/metering/ledger-per-statement.e2e-spec.ts compares them on
  * random and scripted workloads), and as the statement triggers wrote, but for two cases the service does not make: a
@@ -30,46 +31,37 @@ export class UsageLedgerRowUpdates1795400330100 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
-      -- A resize of pool p at p.modified_at when its cluster's ledger is as the triggers keep it; false when the
-      -- general path must decide. The same actions as metering_sync_clusters takes on this pool's open interval:
-      -- keep it (it matches), change it in place (it began at or after the change) or end it and open the next at
-      -- the change (every earlier interval of the pool ended before this one began).
-      CREATE FUNCTION metering_pool_resized(p cluster_node_pools) RETURNS boolean LANGUAGE plpgsql
-        SET plan_cache_mode = force_generic_plan AS $$
+      -- A resize of pool p at p.modified_at: when the cluster is billable (and not deleting) and the pool's open
+      -- interval began before the change, is in the cluster's region and differs from the pool, it is ended at the
+      -- change and the next one opened, as metering_sync_clusters would do (it would keep every other interval of an
+      -- in-line cluster). Anything else (a stopped or deleting cluster, a change at the very time the interval began, a
+      -- ledger out of line) returns false: the general path decides. Three statements of index probes; a plan of its
+      -- own per statement is not needed (PostgreSQL picks the generic one for these after five calls).
+      CREATE FUNCTION metering_pool_resized(p cluster_node_pools) RETURNS boolean LANGUAGE plpgsql AS $$
       DECLARE
-        ts timestamptz := p.modified_at;
-        u usage_intervals;
         c record;
       BEGIN
-        SELECT * INTO u FROM usage_intervals WHERE node_pool_id = p.id AND kind = 'NODES' AND ended_at IS NULL;
-        IF NOT FOUND THEN
-          RETURN false;
-        END IF;
         SELECT cl.organisation_id, cl.environment_id, e.slug AS environment_slug, cl.identity, cl.slug, cl.name, cl.cloud_provider, cl.region,
-               cl.deleted_at IS NULL AND x.effective NOT IN ('stopped', 'deleted')
-                 AND (x.effective <> 'deleting'
-                      OR EXISTS (SELECT 1 FROM usage_intervals o WHERE o.cluster_id = cl.id AND o.kind = 'CONTROL_PLANE' AND o.ended_at IS NULL))
+               cl.deleted_at IS NULL
+                 AND CASE WHEN cl.status = 'unknown' THEN COALESCE(cl.status_before_fault, 'unknown') ELSE cl.status END NOT IN ('stopped', 'deleted', 'deleting')
                  AS billable
           INTO c
           FROM clusters cl JOIN environments e ON e.id = cl.environment_id
-         CROSS JOIN LATERAL (SELECT CASE WHEN cl.status = 'unknown' THEN COALESCE(cl.status_before_fault, 'unknown') ELSE cl.status END AS effective) x
          WHERE cl.id = p.cluster_id;
-        IF c.billable IS NOT TRUE OR c.region <> u.region THEN
+        IF c.billable IS NOT TRUE THEN
           RETURN false;
         END IF;
-        IF u.node_type = p.node_size AND u.node_count = p.min_size THEN
-          RETURN true;
+        UPDATE usage_intervals SET ended_at = p.modified_at
+         WHERE node_pool_id = p.id AND kind = 'NODES' AND ended_at IS NULL AND started_at < p.modified_at AND region = c.region
+           AND (node_type, node_count) IS DISTINCT FROM (p.node_size, p.min_size::bigint);
+        IF NOT FOUND THEN
+          RETURN false;
         END IF;
-        IF u.started_at >= ts THEN
-          UPDATE usage_intervals SET node_type = p.node_size, node_count = p.min_size WHERE id = u.id;
-        ELSE
-          UPDATE usage_intervals SET ended_at = ts WHERE id = u.id;
-          INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug,
-                                       cluster_name, cloud_provider, region, highly_available, node_pool_id, node_pool_identity, node_pool_name,
-                                       node_type, node_count, started_at)
-          VALUES ('NODES', c.organisation_id, c.environment_id, c.environment_slug, p.cluster_id, c.identity, c.slug, c.name, c.cloud_provider,
-                  c.region, NULL, p.id, p.identity, p.name, p.node_size, p.min_size, ts);
-        END IF;
+        INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug,
+                                     cluster_name, cloud_provider, region, highly_available, node_pool_id, node_pool_identity, node_pool_name,
+                                     node_type, node_count, started_at)
+        VALUES ('NODES', c.organisation_id, c.environment_id, c.environment_slug, p.cluster_id, c.identity, c.slug, c.name, c.cloud_provider,
+                c.region, NULL, p.id, p.identity, p.name, p.node_size, p.min_size, p.modified_at);
         RETURN true;
       END $$;
 
