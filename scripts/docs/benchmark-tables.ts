@@ -99,6 +99,9 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
         const row = (name: string, f: Json) => [name, `${f.withLedgerRps} req/s`, `${f.withoutLedgerRps} req/s`, `**${round(100 * f.overhead, 1)} %**`];
         lines.push(
           '',
+          // Since ADR 0209: medians of the rounds, the overhead the median of each round's own ratio; before, the best of each side.
+          `Throughput at ${r.connections} connections on one cluster, ${l.rounds.length} rounds of ${r.durationSeconds} s per side${l.inFunctions ? ": medians; the overhead is the median of each round's own ratio" : ': the best of each side'}.`,
+          '',
           table(
             ['usage ledger (its triggers on / off)', 'with', 'without', `overhead (target ≤ ${100 * l.targetOverhead} %)`],
             [row('cluster PATCH (description)', l.patchCluster), row('node-pool PUT (resize)', l.putNodePool)],
@@ -123,6 +126,15 @@ export const BENCHMARK_TABLES: BenchmarkTable[] = [
               ['usage ledger, cost per request', 'CPU with / without', 'CPU overhead', 'of which database', 'mean latency with / without'],
               [costRow('cluster PATCH (description)', l.cost.patchCluster), costRow('node-pool PUT (resize)', l.cost.putNodePool)],
             ),
+          );
+        }
+        if (l.inFunctions) {
+          const f = l.inFunctions;
+          lines.push(
+            '',
+            `Inside the ledger's trigger functions (PostgreSQL's function statistics, ${l.cost.requests} requests with the ledger on): ` +
+              `cluster PATCH ${f.patchCluster.msPerRequest} ms per request (${f.patchCluster.calls} calls), ` +
+              `node-pool PUT ${f.putNodePool.msPerRequest} ms per request (${f.putNodePool.calls} calls).`,
           );
         }
       }
