@@ -6,7 +6,7 @@ import { CLUSTERS_UPDATED, NODE_POOLS_UPDATED } from './1795400320100-UsageLedge
  * alone (docs/adr/0209). The API and the reconciler write one row per statement; the statement triggers of
  * UsageLedgerPerStatement1795400320100 ran on every update of either table (a description, a pool's generation bump:
  * transition tables kept, grouped and compared) and sent a resize through metering_sync_clusters, built for many
- * clusters: together 0.24 ms of the database's CPU per resize, and 40 % of the throughput of resizes serialised on
+ * clusters: together 0.24 ms of the database's CPU per resize, and 41 % of the throughput of resizes serialised on
  * one pool (bench/ledger-resize.ts; docs/performance.md). Inserts and deletes keep their statement triggers.
  *
  * - clusters: `AFTER UPDATE OF` the priced columns `FOR EACH ROW WHEN` one of them differs, as UsageLedger1795400200100
