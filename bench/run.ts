@@ -426,8 +426,10 @@ function printTable(report: Record<string, any>): void {
     }
     for (const [name, op] of [['cluster PATCH', 'patchCluster'], ['node-pool PUT (resize)', 'putNodePool']] as const) {
       const c = l.cost[op];
-      const f = l.inFunctions[op];
-      lines.push(`ledger: ${name} CPU per request ${c.cpuMsPerRequest.withLedger} / ${c.cpuMsPerRequest.withoutLedger} ms (${(100 * c.cpuMsPerRequest.overhead).toFixed(1)} %), inside the ledger's functions ${f.msPerRequest} ms (${f.calls} calls)`);
+      const f = l.inFunctions?.[op];
+      const inside = f ? `, inside the ledger's functions ${f.msPerRequest} ms (${f.calls} calls)` : '';
+      const cpu = c.cpuMsPerRequest.overhead === null ? 'not measured' : `${c.cpuMsPerRequest.withLedger} / ${c.cpuMsPerRequest.withoutLedger} ms (${(100 * c.cpuMsPerRequest.overhead).toFixed(1)} %)`;
+      lines.push(`ledger: ${name} CPU per request ${cpu}${inside}`);
     }
   }
   lines.push(`service RSS after the runs: ${report.rssAfterMb} MB; growth repetition 2 -> 3: ${report.rssGrowthRep2to3Mb} MB`);
