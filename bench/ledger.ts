@@ -12,7 +12,7 @@ import type { SeedResult } from './seed';
  * back, so the machine's slower and faster minutes fall on both (the best of each side, counted before, let one lucky
  * run decide). The PATCH runs no ledger code since ADR 0209 (its trigger's WHEN passes over an unpriced change), so its
  * figure is the measure's own noise, reported beside the PUT's.
- * - PATCH changes the cluster's description: an unpriced change, which the statement triggers see and pass over.
+ * - PATCH changes the cluster's description: an unpriced change, which the ledger's row trigger (its WHEN) passes over.
  * - PUT resizes a node pool (minSize 2 and 3 in turn): a priced change, which ends the pool's open interval and opens
  *   another every time.
  * Throughput at CONNECTIONS connections on one cluster measures the writes serialised on the cluster's row lock, where
@@ -60,6 +60,8 @@ const median = (xs: number[]) => {
   const h = Math.floor(s.length / 2);
   return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
 };
+/** The median of each round's own ratio with / without the ledger: a round's two sides ran back to back. */
+const pairedRatio = (pairs: [number, number][]) => median(pairs.map(([w, wo]) => w / wo));
 
 function run(ctx: LedgerBenchContext, operation: Operation, pool: { identity: string; nodeSize: string }, tag: string, load: { connections: number; duration?: number; amount?: number }) {
   const { organisationSlug: org, environmentSlug: env, clusterSlugs } = ctx.seed;
@@ -196,13 +198,11 @@ export async function benchLedgerWrites(ctx: LedgerBenchContext) {
         const xs = costRounds.map((r) => r[`${op}.${side}`][k]).filter((x): x is number => x !== null);
         return xs.length ? median(xs) : null;
       };
-      // Overhead: the median of each round's own ratio (its two sides ran back to back).
       const paired = (k: keyof Cost) => {
-        const xs = costRounds
+        const pairs = costRounds
           .map((r) => [r[`${op}.withLedger`][k], r[`${op}.withoutLedger`][k]])
-          .filter((x): x is [number, number] => x[0] !== null && x[1] !== null)
-          .map(([w, wo]) => w / wo - 1);
-        return xs.length ? +median(xs).toFixed(3) : null;
+          .filter((x): x is [number, number] => x[0] !== null && x[1] !== null);
+        return pairs.length ? +(pairedRatio(pairs) - 1).toFixed(3) : null;
       };
       const row = (k: keyof Cost) => {
         const w = m('withLedger', k);
@@ -217,7 +217,7 @@ export async function benchLedgerWrites(ctx: LedgerBenchContext) {
       };
     };
     const figures = (op: Operation) => {
-      const ratio = +median(rounds.map((r) => r[`${op}.withLedger`] / r[`${op}.withoutLedger`])).toFixed(3);
+      const ratio = +pairedRatio(rounds.map((r) => [r[`${op}.withLedger`], r[`${op}.withoutLedger`]])).toFixed(3);
       const side = (x: Side) => median(rounds.map((r) => r[`${op}.${x}`]));
       return { withLedgerRps: Math.round(side('withLedger')), withoutLedgerRps: Math.round(side('withoutLedger')), ratio, overhead: +(1 - ratio).toFixed(3), met: 1 - ratio <= TARGET_OVERHEAD };
     };

@@ -236,11 +236,12 @@ describe('usage ledger, statement triggers against the row triggers they replace
     expect((await statementDb.query(`SHOW plan_cache_mode`)).rows[0].plan_cache_mode).toBe('auto');
   });
 
-  // The single-row statements the API and the reconciler make take short paths (migration UsageLedgerSingleRowPaths,
-  // docs/adr/0209): a resize of a running cluster's pool changes that pool's interval alone; the rest go the general
-  // way. Each branch of both, against the row triggers: a resize that ends the interval, one at the same time (changed
-  // in place), one with the clock gone back, a node type change, names changed before a resize (the new interval takes
-  // the current ones), pools of a stopped, faulted, deleting and never-started cluster, unpriced and unchanged updates.
+  // Priced updates fire row triggers, and a resize of a running cluster's pool ends and reopens that pool's interval
+  // alone (migration UsageLedgerRowUpdates, docs/adr/0209); every other case goes the general way. Each branch of
+  // both, against the original row triggers: a resize that ends the interval, one at the same time and one with the
+  // clock gone back (general: changed in place), a node type change, names changed before a resize (the new interval
+  // takes the current ones), pools of a stopped, faulted, deleting and never-started cluster, unpriced and unchanged
+  // updates, and a ledger out of line with its rows.
   it('writes the same ledger for the single-row paths: each kind of resize and of cluster change', async () => {
     const f = await fixture(statementDb);
     expect(await fixture(rowDb)).toEqual(f);

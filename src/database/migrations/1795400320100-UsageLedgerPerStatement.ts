@@ -2,8 +2,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
 import { UsageLedgerDeleting1795400200150 } from './1795400200150-UsageLedgerDeleting';
 
 /**
- * The update triggers' functions as this migration made them: UsageLedgerRowUpdates1795400330100 replaces them with row
- * triggers, and its down() puts these back.
+ * The update triggers and their functions as this migration made them: UsageLedgerRowUpdates1795400330100 replaces
+ * them with row triggers, and its down() puts these back.
  */
 export const CLUSTERS_UPDATED = `
       -- Old and new rows side by side by grouping, not by a join: a transition table has no index, and the plan, made
@@ -20,7 +20,9 @@ export const CLUSTERS_UPDATED = `
                   GROUP BY x.id
                  HAVING count(DISTINCT x.priced) > 1) c;
         RETURN NULL;
-      END $$;`;
+      END $$;
+      CREATE TRIGGER metering_clusters_upd AFTER UPDATE ON clusters
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_updated();`;
 export const NODE_POOLS_UPDATED = `
       CREATE OR REPLACE FUNCTION metering_node_pools_updated() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -32,7 +34,9 @@ export const NODE_POOLS_UPDATED = `
                   GROUP BY x.id
                  HAVING count(DISTINCT x.priced) > 1) c;
         RETURN NULL;
-      END $$;`;
+      END $$;
+      CREATE TRIGGER metering_node_pools_upd AFTER UPDATE ON cluster_node_pools
+        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_updated();`;
 
 /**
  * The usage ledger's triggers fire once per statement instead of once per row (docs/adr/0203): each trigger reads the
@@ -171,8 +175,6 @@ export class UsageLedgerPerStatement1795400320100 implements MigrationInterface 
 ${CLUSTERS_UPDATED}
       CREATE TRIGGER metering_clusters_ins AFTER INSERT ON clusters
         REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_inserted();
-      CREATE TRIGGER metering_clusters_upd AFTER UPDATE ON clusters
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_updated();
 
       CREATE FUNCTION metering_node_pools_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
@@ -189,8 +191,6 @@ ${NODE_POOLS_UPDATED}
       END $$;
       CREATE TRIGGER metering_node_pools_ins AFTER INSERT ON cluster_node_pools
         REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_inserted();
-      CREATE TRIGGER metering_node_pools_upd AFTER UPDATE ON cluster_node_pools
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_updated();
       CREATE TRIGGER metering_node_pools_del AFTER DELETE ON cluster_node_pools
         REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_deleted();
     `);

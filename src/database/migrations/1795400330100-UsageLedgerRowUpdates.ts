@@ -103,10 +103,6 @@ export class UsageLedgerRowUpdates1795400330100 implements MigrationInterface {
       DROP FUNCTION metering_cluster_updated();
       ${CLUSTERS_UPDATED}
       ${NODE_POOLS_UPDATED}
-      CREATE TRIGGER metering_clusters_upd AFTER UPDATE ON clusters
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_clusters_updated();
-      CREATE TRIGGER metering_node_pools_upd AFTER UPDATE ON cluster_node_pools
-        REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION metering_node_pools_updated();
     `);
   }
 }
