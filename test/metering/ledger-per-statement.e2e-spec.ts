@@ -206,6 +206,41 @@ describe('usage ledger, statement triggers against the row triggers they replace
     expect(await triggers(rowDb)).toEqual(names.map((tgname) => ({ tgname, per_row: true })));
   });
 
+  // docs/metering.md and ADR 0209: an unpriced update runs no ledger code, and a resize of a running cluster's pool
+  // takes its own path without the general one. The calls are PostgreSQL's own count for the transaction.
+  it('runs no ledger code for an unpriced update, and only the resize path for a resize', async () => {
+    const f = await fixture(statementDb);
+    await statementDb.query(
+      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
+                             highly_available, created_at, modified_at)
+       VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, 1)}', 'c1', 'c1', 'r1', 'platform_1', '1.31', 'started', false, '2026-05-01Z', '2026-05-01Z')`,
+    );
+    await statementDb.query(
+      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
+       SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
+    );
+    const functions = ['metering_cluster_updated()', 'metering_node_pool_updated()', 'metering_pool_resized(cluster_node_pools)', 'metering_sync_clusters(bigint[], timestamptz[])'];
+    const calls = async () =>
+      (
+        await statementDb.query(`SELECT f, coalesce(pg_stat_get_xact_function_calls(f::regprocedure), 0)::int AS n FROM unnest($1::text[]) AS f`, [functions])
+      ).rows.map((r) => `${r.f.split('(')[0]} ${r.n}`);
+    await statementDb.query(`BEGIN; SET LOCAL track_functions = 'pl'`);
+    await statementDb.query(`UPDATE clusters SET description = 'not priced', generation = generation + 1, modified_at = '2026-05-02Z' WHERE slug = 'c1'`);
+    await statementDb.query(`UPDATE cluster_node_pools SET max_size = 6, modified_at = '2026-05-02Z' WHERE name = 'p1'`);
+    expect(await calls()).toEqual(['metering_cluster_updated 0', 'metering_node_pool_updated 0', 'metering_pool_resized 0', 'metering_sync_clusters 0']);
+    await statementDb.query(`UPDATE cluster_node_pools SET min_size = 2, modified_at = '2026-05-03Z' WHERE name = 'p1'`);
+    expect(await calls()).toEqual(['metering_cluster_updated 0', 'metering_node_pool_updated 1', 'metering_pool_resized 1', 'metering_sync_clusters 0']);
+    await statementDb.query(`UPDATE clusters SET status = 'stopped', modified_at = '2026-05-04Z' WHERE slug = 'c1'`);
+    expect(await calls()).toEqual(['metering_cluster_updated 1', 'metering_node_pool_updated 1', 'metering_pool_resized 1', 'metering_sync_clusters 1']);
+    await statementDb.query('COMMIT');
+    const open = await statementDb.query(`SELECT kind, node_count::int AS n, ended_at IS NULL AS open FROM usage_intervals ORDER BY id`);
+    expect(open.rows).toEqual([
+      { kind: 'CONTROL_PLANE', n: null, open: false },
+      { kind: 'NODES', n: 1, open: false },
+      { kind: 'NODES', n: 2, open: false },
+    ]);
+  });
+
   it('writes the same ledger for statements of hundreds of clusters (planned for their size), and leaves the session as it was', async () => {
     const f = await fixture(statementDb);
     expect(await fixture(rowDb)).toEqual(f);
