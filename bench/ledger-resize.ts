@@ -12,8 +12,8 @@ import { seedClusters } from './seed';
  * BENCH_CLUSTERS clusters seeded (bench/seed.ts), then blocks of BENCH_RESIZES resizes of one node pool (min_size 2
  * and 3 in turn, as bench/ledger.ts's PUT does), each its own transaction, run inside PostgreSQL by one DO block
  * (no round trips) and timed with clock_timestamp(), with the ledger's triggers on and off, BENCH_ROUNDS times each,
- * the side that goes first alternating. The resized pool's history grows by BENCH_RESIZES intervals per block with
- * the ledger on, as it does under the HTTP bench. Reports µs per resize per block, the medians and on - off. Also
+ * the side that goes first alternating. The resized pool's history grows by BENCH_RESIZES rows per block with the
+ * ledger on (recorded resizes, ADR 0210), as it does under the HTTP bench. Reports µs per resize per block, the medians and on - off. Also
  * writes the EXPLAIN (ANALYZE, BUFFERS) of the trigger's statements for one resize (auto_explain, nested) to
  * bench/results/ledger-resize-explain.txt when BENCH_EXPLAIN=1. Writes bench/results/ledger-resize.json (BENCH_OUT).
  */
@@ -93,9 +93,12 @@ async function main(): Promise<void> {
         (side ? onCpu : offCpu).push(cpu);
         const {
           rows: [{ n }],
-        } = await db.query(`SELECT count(*)::int AS n FROM usage_intervals WHERE node_pool_id = $1`, [pool.id]);
+        } = await db.query(
+          `SELECT ((SELECT count(*) FROM usage_intervals WHERE node_pool_id = $1) + (SELECT count(*) FROM usage_pool_resizes WHERE node_pool_id = $1))::int AS n`,
+          [pool.id],
+        );
         blocks.push({ side: side ? 'on' : 'off', usPerResize: +us.toFixed(1), cpuUsPerResize: +cpu.toFixed(1), poolHistory: n });
-        process.stdout.write(`  ${side ? 'on ' : 'off'}: ${us.toFixed(1)} µs per resize, backend CPU ${cpu.toFixed(1)} µs (pool history ${n} intervals)\n`);
+        process.stdout.write(`  ${side ? 'on ' : 'off'}: ${us.toFixed(1)} µs per resize, backend CPU ${cpu.toFixed(1)} µs (pool history ${n} rows)\n`);
       }
     }
     await setLedger(true);

@@ -13,8 +13,8 @@ import type { SeedResult } from './seed';
  * run decide). The PATCH runs no ledger code since ADR 0209 (its trigger's WHEN passes over an unpriced change), so its
  * figure is the measure's own noise, reported beside the PUT's.
  * - PATCH changes the cluster's description: an unpriced change, which the ledger's row trigger (its WHEN) passes over.
- * - PUT resizes a node pool (minSize 2 and 3 in turn): a priced change, which ends the pool's open interval and opens
- *   another every time.
+ * - PUT resizes a node pool (minSize 2 and 3 in turn): a priced change, which the ledger records every time (one row in
+ *   usage_pool_resizes since ADR 0210; before, the pool's open interval ended and another opened).
  * Throughput at CONNECTIONS connections on one cluster measures the writes serialised on the cluster's row lock, where
  * the machine's other work moves a 5 s figure by more than the 5 % sought. So a cost pass follows: COST_REQUESTS
  * requests of each operation at one connection per side, the sides alternated COST_ROUNDS times, reporting the mean

@@ -25,6 +25,44 @@ const TIMELINE = `
      WHERE next_from IS NULL AND valid_to < 'infinity'::timestamptz
   )`;
 
+/** usage_intervals' columns but the three a piece of an interval has of its own (started_at, ended_at, node_count). */
+const INTERVAL_COLUMNS = [
+  'id', 'kind', 'organisation_id', 'environment_id', 'environment_slug', 'cluster_id', 'cluster_identity', 'cluster_slug', 'cluster_name',
+  'cloud_provider', 'region', 'highly_available', 'node_pool_id', 'node_pool_identity', 'node_pool_name', 'node_type',
+];
+
+/**
+ * The ledger as intervals (docs/metering.md, ADR 0210): usage_intervals, each pool interval cut at the resizes recorded
+ * in it (usage_pool_resizes: from each, the pool ran that many nodes), which are the intervals a resize used to end and
+ * open. CTEs `iv` (the intervals that `filter`, a condition on `ui`, selects), `cuts` and `ledger`: usage_intervals'
+ * columns, with started_at, ended_at and node_count those of each piece, and `extra`'s. A piece keeps its interval's
+ * id. Only open intervals hold recorded resizes (the general way writes them out before it changes any), so the cuts
+ * are few: the intervals are read once and the resizes joined to them.
+ */
+export function ledgerIntervalsCte(filter: string, extra?: { columns: string[]; select: string; join: string }): string {
+  const columns = [...INTERVAL_COLUMNS, ...(extra?.columns ?? [])];
+  const list = (alias: string) => columns.map((c) => `${alias}.${c}`).join(', ');
+  return `iv AS NOT MATERIALIZED (
+    SELECT ui.*${extra ? `, ${extra.select}` : ''} FROM usage_intervals ui ${extra?.join ?? ''} WHERE ${filter}
+  ),
+  cuts AS (
+    SELECT iv.*, r.resized_at, r.id AS resize_id, r.node_count AS resized_count
+      FROM iv JOIN usage_pool_resizes r ON r.node_pool_id = iv.node_pool_id
+     WHERE iv.kind = 'NODES' AND r.resized_at > iv.started_at AND (iv.ended_at IS NULL OR r.resized_at < iv.ended_at)
+  ),
+  ledger AS (
+    SELECT * FROM (
+      SELECT ${list('iv')}, iv.node_count, iv.started_at, COALESCE(f.first_cut, iv.ended_at) AS ended_at
+        FROM iv LEFT JOIN (SELECT id, min(resized_at) AS first_cut FROM cuts GROUP BY id) f ON f.id = iv.id
+      UNION ALL
+      SELECT ${list('c')}, c.resized_count, c.resized_at,
+             COALESCE(lead(c.resized_at) OVER (PARTITION BY c.id ORDER BY c.resized_at, c.resize_id), c.ended_at)
+        FROM cuts c
+    ) pieces
+    WHERE pieces.ended_at IS NULL OR pieces.ended_at > pieces.started_at
+  )`;
+}
+
 export type UsageScope = 'organisation' | 'platform';
 
 /**
@@ -43,12 +81,14 @@ export type UsageScope = 'organisation' | 'platform';
 export function segmentsCte(scope: UsageScope, byDay: boolean): string {
   const where = scope === 'organisation' ? 'ui.organisation_id = $1 AND' : '$1::bigint IS NULL AND';
   return `WITH ${TIMELINE},
+  ${ledgerIntervalsCte(
+    `${where} ui.started_at < $3::timestamptz AND (ui.ended_at IS NULL OR ui.ended_at > $2::timestamptz)`,
+    { columns: ['org_type'], select: 'COALESCE($5::text, o.type) AS org_type', join: 'LEFT JOIN organisations o ON o.id = ui.organisation_id' },
+  )},
   u AS (
-    SELECT ui.*, GREATEST(ui.started_at, $2::timestamptz) AS s,
-           LEAST(COALESCE(ui.ended_at, 'infinity'::timestamptz), $4::timestamptz, $3::timestamptz) AS e,
-           COALESCE($5::text, o.type) AS org_type
-      FROM usage_intervals ui LEFT JOIN organisations o ON o.id = ui.organisation_id
-     WHERE ${where} ui.started_at < $3::timestamptz AND (ui.ended_at IS NULL OR ui.ended_at > $2::timestamptz)
+    SELECT l.*, GREATEST(l.started_at, $2::timestamptz) AS s,
+           LEAST(COALESCE(l.ended_at, 'infinity'::timestamptz), $4::timestamptz, $3::timestamptz) AS e
+      FROM ledger l
   ),
   priced AS (
     SELECT u.*, tl.identity AS price_identity, tl.currency,

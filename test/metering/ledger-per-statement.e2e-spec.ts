@@ -2,6 +2,8 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { UsageLedgerPerStatement1795400320100 } from '../../src/database/migrations/1795400320100-UsageLedgerPerStatement';
 import { UsageLedgerRowUpdates1795400330100 } from '../../src/database/migrations/1795400330100-UsageLedgerRowUpdates';
+import { UsageLedgerPoolResizes1795400340100 } from '../../src/database/migrations/1795400340100-UsageLedgerPoolResizes';
+import { ledgerIntervalsCte } from '../../src/metering/usage-sql';
 import { createTestDatabase } from '../support/test-app';
 import { seededRandom } from '../support/seeded-random';
 
@@ -164,6 +166,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     const [a, b] = [await createTestDatabase(), await createTestDatabase()];
     const ds = await new DataSource({ type: 'postgres', url: b }).initialize();
     const runner = ds.createQueryRunner();
+    await new UsageLedgerPoolResizes1795400340100().down(runner);
     await new UsageLedgerRowUpdates1795400330100().down(runner);
     await new UsageLedgerPerStatement1795400320100().down(runner);
     await runner.release();
@@ -182,13 +185,16 @@ describe('usage ledger, statement triggers against the row triggers they replace
   // ids order nothing the service reads, and two writers may number the same intervals differently (a statement that
   // writes several clusters takes them in the order of their rows in the table, which the two databases need not
   // share; the row triggers of an update of several pools of one cluster fire in the order its rows were written).
+  // The ledger as today's readers take it (usage_intervals cut at the resizes recorded in them, ADR 0210); the row
+  // triggers' database has no recorded resizes, and its usage_intervals is the whole ledger.
   const ledger = async (db: Client) =>
     (
       await db.query(
-        `SELECT concat_ws(' ', rank() OVER (PARTITION BY cluster_id ORDER BY started_at, kind, node_pool_id NULLS FIRST, id), kind, cluster_identity, cluster_slug, region, highly_available, node_pool_name, node_type, node_count,
+        `WITH ${db === statementDb ? ledgerIntervalsCte('true') : 'ledger AS (SELECT * FROM usage_intervals)'}
+         SELECT concat_ws(' ', rank() OVER (PARTITION BY cluster_id ORDER BY started_at, kind, node_pool_id NULLS FIRST, id), kind, cluster_identity, cluster_slug, region, highly_available, node_pool_name, node_type, node_count,
                           started_at, ended_at, organisation_id, environment_id, environment_slug, cluster_id, cluster_name, cloud_provider,
                           node_pool_id, node_pool_identity) AS line
-           FROM usage_intervals ORDER BY cluster_id, started_at, kind, node_pool_id NULLS FIRST, id`,
+           FROM ledger ORDER BY cluster_id, started_at, kind, node_pool_id NULLS FIRST, id`,
       )
     ).rows.map((r) => r.line as string);
   const triggers = async (db: Client) =>
@@ -206,9 +212,10 @@ describe('usage ledger, statement triggers against the row triggers they replace
     expect(await triggers(rowDb)).toEqual(names.map((tgname) => ({ tgname, per_row: true })));
   });
 
-  // docs/metering.md and ADR 0209: an unpriced update runs no ledger code, and a resize of a running cluster's pool
-  // takes its own path without the general one. The calls are PostgreSQL's own count for the transaction.
-  it('runs no ledger code for an unpriced update, and only the resize path for a resize', async () => {
+  // docs/metering.md, ADR 0209 and ADR 0210: an unpriced update runs no ledger code; a resize of a running cluster's
+  // pool runs only its trigger, which records it in one narrow row; the general way writes the recorded resizes out
+  // first. The calls are PostgreSQL's own count for the transaction.
+  it('runs no ledger code for an unpriced update, only the trigger for a resize, and writes resizes out on the general way', async () => {
     const f = await fixture(statementDb);
     await statementDb.query(
       `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
@@ -219,25 +226,57 @@ describe('usage ledger, statement triggers against the row triggers they replace
       `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
        SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
     );
-    const functions = ['metering_cluster_updated()', 'metering_node_pool_updated()', 'metering_pool_resized(cluster_node_pools)', 'metering_sync_clusters(bigint[], timestamptz[])'];
+    const functions = [
+      'metering_cluster_updated()',
+      'metering_node_pool_updated()',
+      'metering_pool_resized(cluster_node_pools)',
+      'metering_materialize_resizes(bigint[])',
+      'metering_sync_clusters(bigint[], timestamptz[])',
+      'metering_sync_intervals(bigint[], timestamptz[])',
+    ];
     const calls = async () =>
       (
         await statementDb.query(`SELECT f, coalesce(pg_stat_get_xact_function_calls(f::regprocedure), 0)::int AS n FROM unnest($1::text[]) AS f`, [functions])
       ).rows.map((r) => `${r.f.split('(')[0]} ${r.n}`);
+    const rows = async () =>
+      (
+        await statementDb.query(`SELECT (SELECT count(*) FROM usage_intervals)::int AS intervals, (SELECT count(*) FROM usage_pool_resizes)::int AS resizes`)
+      ).rows[0];
     await statementDb.query(`BEGIN; SET LOCAL track_functions = 'pl'`);
     await statementDb.query(`UPDATE clusters SET description = 'not priced', generation = generation + 1, modified_at = '2026-05-02Z' WHERE slug = 'c1'`);
     await statementDb.query(`UPDATE cluster_node_pools SET max_size = 6, modified_at = '2026-05-02Z' WHERE name = 'p1'`);
-    expect(await calls()).toEqual(['metering_cluster_updated 0', 'metering_node_pool_updated 0', 'metering_pool_resized 0', 'metering_sync_clusters 0']);
+    expect(await calls()).toEqual(functions.map((x) => `${x.split('(')[0]} 0`));
     await statementDb.query(`UPDATE cluster_node_pools SET min_size = 2, modified_at = '2026-05-03Z' WHERE name = 'p1'`);
-    expect(await calls()).toEqual(['metering_cluster_updated 0', 'metering_node_pool_updated 1', 'metering_pool_resized 1', 'metering_sync_clusters 0']);
+    await statementDb.query(`UPDATE cluster_node_pools SET min_size = 3, modified_at = '2026-05-03T12:00Z' WHERE name = 'p1'`);
+    expect(await calls()).toEqual([
+      'metering_cluster_updated 0',
+      'metering_node_pool_updated 2',
+      'metering_pool_resized 0',
+      'metering_materialize_resizes 0',
+      'metering_sync_clusters 0',
+      'metering_sync_intervals 0',
+    ]);
+    expect(await rows()).toEqual({ intervals: 2, resizes: 2 });
     await statementDb.query(`UPDATE clusters SET status = 'stopped', modified_at = '2026-05-04Z' WHERE slug = 'c1'`);
-    expect(await calls()).toEqual(['metering_cluster_updated 1', 'metering_node_pool_updated 1', 'metering_pool_resized 1', 'metering_sync_clusters 1']);
+    expect(await calls()).toEqual([
+      'metering_cluster_updated 1',
+      'metering_node_pool_updated 2',
+      'metering_pool_resized 0',
+      'metering_materialize_resizes 1',
+      'metering_sync_clusters 1',
+      'metering_sync_intervals 1',
+    ]);
     await statementDb.query('COMMIT');
-    const open = await statementDb.query(`SELECT kind, node_count::int AS n, ended_at IS NULL AS open FROM usage_intervals ORDER BY id`);
-    expect(open.rows).toEqual([
-      { kind: 'CONTROL_PLANE', n: null, open: false },
-      { kind: 'NODES', n: 1, open: false },
-      { kind: 'NODES', n: 2, open: false },
+    expect(await rows()).toEqual({ intervals: 4, resizes: 0 });
+    const written = await statementDb.query(
+      `SELECT kind, node_count::int AS n, to_char(started_at AT TIME ZONE 'UTC', 'DD HH24') AS "from", to_char(ended_at AT TIME ZONE 'UTC', 'DD HH24') AS "to"
+         FROM usage_intervals ORDER BY kind, started_at`,
+    );
+    expect(written.rows).toEqual([
+      { kind: 'CONTROL_PLANE', n: null, from: '01 00', to: '04 00' },
+      { kind: 'NODES', n: 1, from: '01 00', to: '03 00' },
+      { kind: 'NODES', n: 2, from: '03 00', to: '03 12' },
+      { kind: 'NODES', n: 3, from: '03 12', to: '04 00' },
     ]);
   });
 
@@ -345,13 +384,50 @@ describe('usage ledger, statement triggers against the row triggers they replace
        UPDATE usage_intervals SET ended_at = ${at(170)} WHERE cluster_slug = 'c4' AND kind = 'CONTROL_PLANE' AND ended_at IS NULL;
        SET session_replication_role = DEFAULT`,
       pool(4, 1, 'min_size = 1', 171),
+      // Resizes recorded in an open interval (ADR 0210), and each way the general way meets them.
+      cluster(5, 'started', null, 200),
+      pools(5, 200),
+      pool(5, 0, 'min_size = 3', 201), // recorded
+      pool(5, 0, 'min_size = 4', 202), // recorded
+      pool(5, 0, 'min_size = 5', 201), // the clock went back behind the last recorded one: written out, changed in place
+      pool(5, 1, 'min_size = 6', 203), // recorded
+      pool(5, 1, 'min_size = 7', 204), // recorded: two in one interval
+      update(5, `name = 'Five'`, 205), // not priced
+      pool(5, 1, 'min_size = 8', 206), // the names differ from the interval's: the general way, the next takes them
+      pool(5, 1, 'min_size = 9', 207), // recorded again
+      pool(5, 1, 'min_size = 8', 207), // at the time of the recorded one: written out, changed in place
+      pool(5, 0, 'min_size = 2', 208), // the cluster's name differs from the interval's: the general way
+      pool(5, 0, 'min_size = 3', 209), // recorded
+      pool(5, 0, `node_size = 'large'`, 210), // a node type: written out, then the node-type path
+      pool(5, 0, 'min_size = 4', 211), // recorded
+      pool(5, 1, 'min_size = 7', 211), // recorded
+      `SET session_replication_role = replica; ${pool(5, 0, 'min_size = 9', 212)}; SET session_replication_role = DEFAULT`,
+      pool(5, 0, 'min_size = 4', 213), // back to the recorded count: written out, and the general way keeps the interval
+      pool(5, 0, 'min_size = 5', 214), // recorded
+      `SET session_replication_role = replica; ${pool(5, 0, `node_size = 'small'`, 214.5)}; SET session_replication_role = DEFAULT`,
+      pool(5, 0, 'min_size = 6', 214.7), // the pool's node type is not the interval's: written out, the general way
+      `UPDATE cluster_node_pools SET modified_at = ${at(215)} WHERE identity = ('00000000-0000-4000-8000-0002' || lpad(to_hex(51), 8, '0'))::uuid;
+       DELETE FROM cluster_node_pools WHERE identity = ('00000000-0000-4000-8000-0002' || lpad(to_hex(51), 8, '0'))::uuid`, // written out, ended
+      pool(5, 0, 'min_size = 7', 216), // recorded
+      update(5, `region = 'r2'`, 217), // written out, ended, reopened
+      pool(5, 0, 'min_size = 8', 218), // recorded
+      update(5, `status = 'stopped'`, 219), // written out, ended
+      update(5, `status = 'started'`, 220),
+      pool(5, 0, 'min_size = 9', 221), // recorded
+      `UPDATE cluster_node_pools SET modified_at = ${at(222)} WHERE cluster_id = (SELECT id FROM clusters WHERE slug = 'c5');
+       DELETE FROM clusters WHERE slug = 'c5'`, // the cascade: written out, ended
     ];
+    let recorded = 0;
     for (const [i, sql] of statements.entries()) {
       await statementDb.query(sql);
       await rowDb.query(sql);
       const [s, r] = [await ledger(statementDb), await ledger(rowDb)];
       if (s.join('\n') !== r.join('\n')) expect({ step: i, sql, ledger: s }).toEqual({ step: i, sql, ledger: r });
+      recorded = Math.max(recorded, (await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n);
     }
+    // Resizes were recorded, and every one was written out by the end (the last cluster went).
+    expect(recorded).toBe(2);
+    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n).toBe(0);
     // The statements did reach every branch: intervals changed in place, ended and reopened, with the current names.
     const lines = await ledger(statementDb);
     expect(lines.filter((l) => l.includes(' p0 ')).length).toBeGreaterThan(5);
@@ -362,6 +438,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     const f = await fixture(statementDb);
     expect(await fixture(rowDb)).toEqual(f);
     let compared = 0;
+    let [recorded, pending, writtenOut] = [0, 0, 0];
     for (const [i, step] of workload(f, seed).entries()) {
       for (const db of [statementDb, rowDb]) {
         await db.query('BEGIN');
@@ -379,7 +456,14 @@ describe('usage ledger, statement triggers against the row triggers they replace
         expect({ step: i, sql: step.sql, ledger: s }).toEqual({ step: i, sql: step.sql, ledger: r });
       }
       compared = s.length;
+      const n = (await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n;
+      if (n < pending) writtenOut++;
+      recorded = Math.max(recorded, n);
+      pending = n;
     }
+    // Resizes were recorded in open intervals, and the general way wrote them out.
+    expect(recorded).toBeGreaterThan(0);
+    expect(writtenOut).toBeGreaterThan(0);
     // The workload did write a ledger worth comparing: open, closed, both kinds.
     const kinds = (await statementDb.query(`SELECT kind, ended_at IS NULL AS open, count(*)::int AS n FROM usage_intervals GROUP BY 1, 2 ORDER BY 1, 2`)).rows;
     expect(kinds.map((k) => `${k.kind}/${k.open}`)).toEqual(['CONTROL_PLANE/false', 'CONTROL_PLANE/true', 'NODES/false', 'NODES/true']);

@@ -1,5 +1,6 @@
 import { clusterBody, clustersPath, createOrgFixture, OrgFixture, reconciler, settle } from '../clusters/cluster-fixtures';
 import { startTestApp, TestApp } from '../support/test-app';
+import { ledgerIntervalsCte } from '../../src/metering/usage-sql';
 
 /**
  * The usage ledger (issue 41 step 1, docs/metering.md): the triggers of migration UsageLedger close and open
@@ -21,9 +22,9 @@ interface Row {
 
 async function intervals(t: TestApp, clusterId: string): Promise<Row[]> {
   const rows = await t.db.query(
-    `SELECT kind, node_pool_name, node_type, node_count, highly_available, started_at, ended_at
-       FROM usage_intervals
-      WHERE cluster_identity = $1 ORDER BY kind, node_pool_name NULLS FIRST, started_at`,
+    `WITH ${ledgerIntervalsCte('ui.cluster_identity = $1')}
+     SELECT kind, node_pool_name, node_type, node_count, highly_available, started_at, ended_at
+       FROM ledger ORDER BY kind, node_pool_name NULLS FIRST, started_at`,
     [clusterId],
   );
   return rows.map((r: Record<string, any>) => ({
@@ -87,6 +88,9 @@ describe('usage ledger', () => {
     // A change to what is not billed (maxSize) splits nothing.
     moveTo(70);
     expect((await member.put(`${path}/pools/${poolId}`).send({ nodeSize: 'm5.large', minSize: 3, maxSize: 5 })).status).toBe(200);
+    // The resize is one recorded row in the open interval (ADR 0210), which the ledger's readers cut there.
+    expect(await t.db.query(`SELECT node_count::int AS n, resized_at FROM usage_pool_resizes`)).toEqual([{ n: 3, resized_at: new Date(at(60)) }]);
+    expect(await intervals(t, id)).toEqual([cp(false, 0, null), nodes('workers', 'm5.large', 2, 0, 60), nodes('workers', 'm5.large', 3, 60, null)]);
 
     // High availability on: the control plane interval splits.
     moveTo(120);

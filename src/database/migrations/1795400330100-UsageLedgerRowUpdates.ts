@@ -1,6 +1,16 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { CLUSTERS_UPDATED, NODE_POOLS_UPDATED } from './1795400320100-UsageLedgerPerStatement';
 
+/** The pool's update trigger function as this migration makes it (UsageLedgerPoolResizes1795400340100's down() restores it). */
+export const NODE_POOL_UPDATED = `
+      CREATE OR REPLACE FUNCTION metering_node_pool_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NOT metering_pool_resized(NEW) THEN
+          PERFORM metering_sync_clusters(ARRAY[NEW.cluster_id], ARRAY[NEW.modified_at]);
+        END IF;
+        RETURN NULL;
+      END $$;`;
+
 /**
  * The ledger's update triggers fire per row again, only for a priced change, and a resize changes its pool's interval
  * alone (docs/adr/0209). The API and the reconciler write one row per statement; the statement triggers of
@@ -81,13 +91,7 @@ export class UsageLedgerRowUpdates1795400330100 implements MigrationInterface {
 
       DROP TRIGGER metering_node_pools_upd ON cluster_node_pools;
       DROP FUNCTION metering_node_pools_updated();
-      CREATE FUNCTION metering_node_pool_updated() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF NOT metering_pool_resized(NEW) THEN
-          PERFORM metering_sync_clusters(ARRAY[NEW.cluster_id], ARRAY[NEW.modified_at]);
-        END IF;
-        RETURN NULL;
-      END $$;
+      ${NODE_POOL_UPDATED}
       CREATE TRIGGER metering_node_pools_upd AFTER UPDATE OF node_size, min_size ON cluster_node_pools
         FOR EACH ROW WHEN (NEW.node_size IS DISTINCT FROM OLD.node_size OR NEW.min_size IS DISTINCT FROM OLD.min_size)
         EXECUTE FUNCTION metering_node_pool_updated();
