@@ -260,18 +260,17 @@ async function main(): Promise<void> {
     process.stdout.write(`Seeding ${CLUSTERS} clusters...\n`);
     const seeded = await measure(() => seedClusters(url, CLUSTERS));
     report.seedSeconds = +(seeded.ms / 1000).toFixed(1);
-    // A month of usage: every interval reaches back to the month's start, the workers pools at 3 nodes for the first half.
+    // A month of usage: every interval reaches back to the month's start, the workers pools at 3 nodes for the first
+    // half and resized to their size at mid-month, as the ledger records a resize of a running pool (one row in
+    // usage_pool_resizes, which readers cut the interval at: ADR 0210), so the reads pay for 10,000 cuts.
     const mid = new Date('2026-10-16T00:00:00Z');
-    await db.query(`UPDATE usage_intervals SET started_at = $1 WHERE node_pool_name IS DISTINCT FROM 'workers'`, [MONTH_START]);
     await db.query(
-      `INSERT INTO usage_intervals (kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name,
-                                    cloud_provider, region, node_pool_id, node_pool_identity, node_pool_name, node_type, node_count, started_at, ended_at)
-       SELECT kind, organisation_id, environment_id, environment_slug, cluster_id, cluster_identity, cluster_slug, cluster_name, cloud_provider, region,
-              node_pool_id, node_pool_identity, node_pool_name, node_type, 3, $1, $2
-         FROM usage_intervals WHERE node_pool_name = 'workers' AND ended_at IS NULL`,
-      [MONTH_START, mid],
+      `INSERT INTO usage_pool_resizes (node_pool_id, resized_at, node_count)
+       SELECT node_pool_id, $1, node_count FROM usage_intervals WHERE node_pool_name = 'workers' AND ended_at IS NULL`,
+      [mid],
     );
-    await db.query(`UPDATE usage_intervals SET started_at = $1 WHERE node_pool_name = 'workers' AND ended_at IS NULL`, [mid]);
+    await db.query(`UPDATE usage_intervals SET node_count = 3 WHERE node_pool_name = 'workers' AND ended_at IS NULL`);
+    await db.query(`UPDATE usage_intervals SET started_at = $1`, [MONTH_START]);
     const [{ type: nodeType, region }] = (await db.query(`SELECT node_type AS type, region FROM usage_intervals WHERE kind = 'NODES' LIMIT 1`)).rows;
     for (const [kind, nt, ha, price, from] of [
       ['CONTROL_PLANE', null, false, '0.10', MONTH_START],
@@ -287,7 +286,8 @@ async function main(): Promise<void> {
       );
     }
     await db.query('ANALYZE');
-    const [{ n: intervals }] = (await db.query(`SELECT count(*)::int AS n FROM usage_intervals`)).rows;
+    // The ledger's intervals as its readers see them: the rows of usage_intervals and the cuts of the recorded resizes.
+    const [{ n: intervals }] = (await db.query(`SELECT ((SELECT count(*) FROM usage_intervals) + (SELECT count(*) FROM usage_pool_resizes))::int AS n`)).rows;
     report.intervals = intervals;
 
     app.get(Clock).set(NOW);

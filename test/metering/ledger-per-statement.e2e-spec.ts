@@ -229,6 +229,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     const functions = [
       'metering_cluster_updated()',
       'metering_node_pool_updated()',
+      'metering_pool_resize_recorded(cluster_node_pools)',
       'metering_pool_resized(cluster_node_pools)',
       'metering_materialize_resizes(bigint[])',
       'metering_sync_clusters(bigint[], timestamptz[])',
@@ -251,6 +252,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     expect(await calls()).toEqual([
       'metering_cluster_updated 0',
       'metering_node_pool_updated 2',
+      'metering_pool_resize_recorded 2',
       'metering_pool_resized 0',
       'metering_materialize_resizes 0',
       'metering_sync_clusters 0',
@@ -261,6 +263,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
     expect(await calls()).toEqual([
       'metering_cluster_updated 1',
       'metering_node_pool_updated 2',
+      'metering_pool_resize_recorded 2',
       'metering_pool_resized 0',
       'metering_materialize_resizes 1',
       'metering_sync_clusters 1',
@@ -278,6 +281,42 @@ describe('usage ledger, statement triggers against the row triggers they replace
       { kind: 'NODES', n: 2, from: '03 00', to: '03 12' },
       { kind: 'NODES', n: 3, from: '03 12', to: '04 00' },
     ]);
+  });
+
+  // The recorded path's plan is made once per session and kept; one made while the statistics said usage_pool_resizes
+  // was empty read the last resize by scanning and sorting the whole table, at a cost that grew with every resize.
+  it('reads the last recorded resize through the index, however few rows the table held when the plan was made', async () => {
+    const f = await fixture(statementDb);
+    await statementDb.query(
+      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
+                             highly_available, created_at, modified_at)
+       VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, 1)}', 'c1', 'c1', 'r1', 'platform_1', '1.31', 'started', false, '2026-05-01Z', '2026-05-01Z')`,
+    );
+    await statementDb.query(
+      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
+       SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
+    );
+    const resize = (minute: number) =>
+      statementDb.query(`UPDATE cluster_node_pools SET min_size = ${2 + (minute % 2)}, modified_at = $1 WHERE name = 'p1'`, [new Date(T0 + minute * 60_000)]);
+    // Statistics that say the table is empty, as after an ANALYZE of the database at install or restore (bench/seed.ts).
+    await statementDb.query(`ANALYZE usage_pool_resizes`);
+    for (let minute = 1; minute <= 8; minute++) await resize(minute); // past the five custom plans: the generic one is kept
+    await statementDb.query(`LOAD 'auto_explain'`);
+    await statementDb.query(`SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on;
+                             SET auto_explain.log_level = notice; SET client_min_messages = notice`);
+    const plans: string[] = [];
+    const collect = (m: { message?: string }) => plans.push(m.message ?? '');
+    statementDb.on('notice', collect);
+    try {
+      await resize(9);
+    } finally {
+      statementDb.off('notice', collect);
+      await statementDb.query(`SET auto_explain.log_min_duration = -1; RESET client_min_messages`);
+    }
+    const recorded = plans.find((p) => p.includes('INSERT INTO usage_pool_resizes'));
+    expect(recorded).toContain('Index Scan Backward using usage_pool_resizes_pkey');
+    expect(recorded).not.toMatch(/Seq Scan on usage_pool_resizes|Sort Key: r\.resized_at/);
+    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n).toBe(9);
   });
 
   it('writes the same ledger for statements of hundreds of clusters (planned for their size), and leaves the session as it was', async () => {
