@@ -309,6 +309,9 @@ describe('usage ledger, statement triggers against the row triggers they replace
     statementDb.on('notice', collect);
     try {
       await resize(9);
+      expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n).toBe(9);
+      // The general way writes them out through the index too.
+      await statementDb.query(`UPDATE clusters SET status = 'stopped', modified_at = $1 WHERE slug = 'c1'`, [new Date(T0 + 10 * 60_000)]);
     } finally {
       statementDb.off('notice', collect);
       await statementDb.query(`SET auto_explain.log_min_duration = -1; RESET client_min_messages`);
@@ -316,7 +319,11 @@ describe('usage ledger, statement triggers against the row triggers they replace
     const recorded = plans.find((p) => p.includes('INSERT INTO usage_pool_resizes'));
     expect(recorded).toContain('Index Scan Backward using usage_pool_resizes_pkey');
     expect(recorded).not.toMatch(/Seq Scan on usage_pool_resizes|Sort Key: r\.resized_at/);
-    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n).toBe(9);
+    const writtenOut = plans.find((p) => p.includes('DELETE FROM usage_pool_resizes'));
+    expect(writtenOut).toMatch(/Index (Only )?Scan using usage_pool_resizes_pkey/);
+    expect(writtenOut).not.toMatch(/Seq Scan on usage_pool_resizes/);
+    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_pool_resizes`)).rows[0].n).toBe(0);
+    expect((await statementDb.query(`SELECT count(*)::int AS n FROM usage_intervals WHERE kind = 'NODES'`)).rows[0].n).toBe(10);
   });
 
   it('writes the same ledger for statements of hundreds of clusters (planned for their size), and leaves the session as it was', async () => {

@@ -41,8 +41,11 @@ export class UsageLedgerPoolResizes1795400340100 implements MigrationInterface {
 
       -- Writes the resizes recorded in the open pool intervals of the clusters p_ids out as intervals: the open one
       -- ends at the first, each opens the next with its count and the interval's other columns, the last stays open.
-      -- The recorded rows of those pools go (a row before its pool's open interval began is one nothing reads).
-      CREATE FUNCTION metering_materialize_resizes(p_ids bigint[]) RETURNS void LANGUAGE plpgsql AS $$
+      -- The recorded rows of those pools go (a row before its pool's open interval began is one nothing reads). It
+      -- plans without sequential scans, as metering_pool_resize_recorded does: its plan is kept too, and every general
+      -- change of any cluster runs it, whatever number of resizes the table holds by then.
+      CREATE FUNCTION metering_materialize_resizes(p_ids bigint[]) RETURNS void LANGUAGE plpgsql
+        SET enable_seqscan = off AS $$
       DECLARE
         ivs bigint[];
         ats timestamptz[];
