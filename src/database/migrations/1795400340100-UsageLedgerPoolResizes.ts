@@ -41,11 +41,13 @@ export class UsageLedgerPoolResizes1795400340100 implements MigrationInterface {
 
       -- Writes the resizes recorded in the open pool intervals of the clusters p_ids out as intervals: the open one
       -- ends at the first, each opens the next with its count and the interval's other columns, the last stays open.
-      -- The recorded rows of those pools go (a row before its pool's open interval began is one nothing reads). It
-      -- plans without sequential scans, as metering_pool_resize_recorded does: its plan is kept too, and every general
-      -- change of any cluster runs it, whatever number of resizes the table holds by then.
+      -- The recorded rows of those pools go (a row before its pool's open interval began is one nothing reads).
+      -- Every general change of any cluster runs it. Its plans are generic, made once per session: PostgreSQL's own
+      -- choice planned each of its statements anew on every call (1.2 ms a write-out instead of 0.46 ms, measured on
+      -- a stop of 1,000 clusters with a recorded resize each). They plan without sequential scans, as
+      -- metering_pool_resize_recorded's, so that a plan made while the table looked empty stays an index probe.
       CREATE FUNCTION metering_materialize_resizes(p_ids bigint[]) RETURNS void LANGUAGE plpgsql
-        SET enable_seqscan = off AS $$
+        SET enable_seqscan = off SET plan_cache_mode = force_generic_plan AS $$
       DECLARE
         ivs bigint[];
         ats timestamptz[];
