@@ -52,6 +52,20 @@ async function fixture(db: Client): Promise<{ org: string; env: string; account:
   return { org: org.id, env: env.id, account: account.id };
 }
 
+/** A running cluster c1 (from 2026-05-01) with one node pool p1 of one node, on the fixture's organisation. */
+async function runningClusterWithPool(db: Client): Promise<void> {
+  const f = await fixture(db);
+  await db.query(
+    `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
+                           highly_available, created_at, modified_at)
+     VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, 1)}', 'c1', 'c1', 'r1', 'platform_1', '1.31', 'started', false, '2026-05-01Z', '2026-05-01Z')`,
+  );
+  await db.query(
+    `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
+     SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
+  );
+}
+
 /** Pseudo-random transactions of one to three statements, as SQL text (the same text runs on both databases). */
 function workload(f: { org: string; env: string; account: string }, seed: number): { sql: string[]; rollback: boolean }[] {
   const rnd = seededRandom(seed);
@@ -216,16 +230,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
   // pool runs only its trigger, which records it in one narrow row; the general way writes the recorded resizes out
   // first. The calls are PostgreSQL's own count for the transaction.
   it('runs no ledger code for an unpriced update, only the trigger for a resize, and writes resizes out on the general way', async () => {
-    const f = await fixture(statementDb);
-    await statementDb.query(
-      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
-                             highly_available, created_at, modified_at)
-       VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, 1)}', 'c1', 'c1', 'r1', 'platform_1', '1.31', 'started', false, '2026-05-01Z', '2026-05-01Z')`,
-    );
-    await statementDb.query(
-      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
-       SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
-    );
+    await runningClusterWithPool(statementDb);
     const functions = [
       'metering_cluster_updated()',
       'metering_node_pool_updated()',
@@ -286,16 +291,7 @@ describe('usage ledger, statement triggers against the row triggers they replace
   // The recorded path's plan is made once per session and kept; one made while the statistics said usage_pool_resizes
   // was empty read the last resize by scanning and sorting the whole table, at a cost that grew with every resize.
   it('reads the last recorded resize through the index, however few rows the table held when the plan was made', async () => {
-    const f = await fixture(statementDb);
-    await statementDb.query(
-      `INSERT INTO clusters (organisation_id, environment_id, cloud_account_id, identity, slug, name, region, cloud_provider, version, status,
-                             highly_available, created_at, modified_at)
-       VALUES (${f.org}, ${f.env}, ${f.account}, '${uuid(1, 1)}', 'c1', 'c1', 'r1', 'platform_1', '1.31', 'started', false, '2026-05-01Z', '2026-05-01Z')`,
-    );
-    await statementDb.query(
-      `INSERT INTO cluster_node_pools (cluster_id, identity, name, node_size, min_size, max_size, created_at, modified_at)
-       SELECT id, '${uuid(2, 1)}', 'p1', 'small', 1, 5, '2026-05-01Z', '2026-05-01Z' FROM clusters WHERE slug = 'c1'`,
-    );
+    await runningClusterWithPool(statementDb);
     const resize = (minute: number) =>
       statementDb.query(`UPDATE cluster_node_pools SET min_size = ${2 + (minute % 2)}, modified_at = $1 WHERE name = 'p1'`, [new Date(T0 + minute * 60_000)]);
     // Statistics that say the table is empty, as after an ANALYZE of the database at install or restore (bench/seed.ts).
