@@ -13,8 +13,8 @@ import { seedClusters } from './seed';
  * and 3 in turn, as bench/ledger.ts's PUT does), each its own transaction, run inside PostgreSQL by one DO block
  * (no round trips) and timed with clock_timestamp(), with the ledger's triggers on and off, BENCH_ROUNDS times each,
  * the side that goes first alternating. The resized pool's history grows by BENCH_RESIZES rows per block with the
- * ledger on (recorded resizes, ADR 0210), as it does under the HTTP bench. Reports µs per resize per block, the medians and on - off. Also
- * writes the EXPLAIN (ANALYZE, BUFFERS) of the trigger's statements for one resize (auto_explain, nested) to
+ * ledger on (recorded resizes, ADR 0210), as it does under the HTTP bench. Reports µs per resize per block, the
+ * medians and on - off. Also writes the EXPLAIN (ANALYZE, BUFFERS) of the trigger's statements for one resize (auto_explain, nested) to
  * bench/results/ledger-resize-explain.txt when BENCH_EXPLAIN=1. Writes bench/results/ledger-resize.json (BENCH_OUT).
  */
 const ROOT = path.resolve(__dirname, '..');

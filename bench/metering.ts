@@ -9,6 +9,7 @@ import { pipeline } from 'stream/promises';
 import { Clock } from '../src/common/clock';
 import type { OrganisationEntity } from '../src/identity/organisation.entity';
 import { StatementsService } from '../src/metering/statements.service';
+import { ledgerIntervalsCte } from '../src/metering/usage-sql';
 import { UsageExportService } from '../src/metering/usage-export.service';
 import { UsageService } from '../src/metering/usage.service';
 import { startInProcessService } from './in-process-service';
@@ -286,8 +287,8 @@ async function main(): Promise<void> {
       );
     }
     await db.query('ANALYZE');
-    // The ledger's intervals as its readers see them: the rows of usage_intervals and the cuts of the recorded resizes.
-    const [{ n: intervals }] = (await db.query(`SELECT ((SELECT count(*) FROM usage_intervals) + (SELECT count(*) FROM usage_pool_resizes))::int AS n`)).rows;
+    // The ledger's intervals as its readers see them: usage_intervals cut at the recorded resizes.
+    const [{ n: intervals }] = (await db.query(`WITH ${ledgerIntervalsCte('true')} SELECT count(*)::int AS n FROM ledger`)).rows;
     report.intervals = intervals;
 
     app.get(Clock).set(NOW);
